@@ -1,0 +1,41 @@
+# Two commands set everything up: `make run` and `make test`.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+export HF_HUB_OFFLINE := 1
+export OPENBLAS_NUM_THREADS := 1
+
+.PHONY: run test index lint bench clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(PY)
+	$(PIP) install -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	$(PIP) install -r requirements-dev.txt
+	touch $@
+
+index: $(VENV)/.installed  ## build or update the sample book's index (no-op when fresh)
+	$(PY) -m rag ingest
+
+run: index  ## install, index the sample book if needed, start the app
+	$(VENV)/bin/streamlit run app.py
+
+test: $(VENV)/.installed-dev  ## install test dependencies and run the whole suite
+	$(PY) -m pytest
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+
+bench: index
+	$(PY) bench/retrieval.py
+	$(PY) bench/answer.py
+	$(PY) bench/audit.py
+	$(PY) bench/tuning.py
+
+clean:
+	rm -rf data/index data/audit.duckdb data/audit tests/artifacts

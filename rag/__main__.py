@@ -1,0 +1,45 @@
+"""python -m rag: ingest · search · ask · eval · audit. Exit 0 ok, 2 user error, 1 otherwise."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from rag.errors import ConfigError, InputError, RagError
+
+COMMAND_MODULES = ("rag.commands.index", "rag.commands.ask", "rag.commands.audit",
+                   "rag.commands.eval")
+USER_ERRORS = (InputError, ConfigError)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rag", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except USER_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except RagError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

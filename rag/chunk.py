@@ -1,0 +1,162 @@
+"""Sections -> chunks: sentence boundaries, sized in the embedder's tokens, 20 % overlap."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rag.types import Chunk, Section
+
+CHUNK_NAMESPACE = uuid.UUID("6f0a3c2e-5b7d-4e1f-9a8c-2d4b6e8f0a1c")
+CHUNKER_VERSION = "2"
+SPECIAL_TOKENS = 2  # [CLS]/[SEP] or their equivalent count against the model's input
+MIN_TAIL_FRACTION = 0.25  # a last piece smaller than this share of the budget is merged back
+SENTENCE_RE = re.compile(r"(?<=[.!?:])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9*_`-])")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
+CountTokens = Callable[[list[str]], list[int]]
+
+
+@dataclass(frozen=True)
+class ChunkerSettings:
+    max_tokens: int  # the embedder's maximum input, special tokens included
+    overlap: float = 0.20
+
+    @property
+    def budget(self) -> int:
+        return self.max_tokens - SPECIAL_TOKENS
+
+    def describe(self) -> dict:
+        return {"version": CHUNKER_VERSION, "max_tokens": self.max_tokens, "overlap": self.overlap}
+
+
+def split_units(text: str) -> list[tuple[str, bool]]:
+    """Sentences of prose and whole code blocks, in order, each flagged as code or not."""
+    units: list[tuple[str, bool]] = []
+    paragraph: list[str] = []
+    code: list[str] | None = None
+
+    def flush_paragraph() -> None:
+        joined = " ".join(" ".join(paragraph).split())
+        units.extend((s.strip(), False) for s in SENTENCE_RE.split(joined) if s.strip())
+        paragraph.clear()
+
+    for line in text.splitlines():
+        if FENCE_RE.match(line):
+            if code is None:
+                flush_paragraph()
+                code = [line]
+            else:
+                code.append(line)
+                units.append(("\n".join(code), True))
+                code = None
+        elif code is not None:
+            code.append(line)
+        elif not line.strip() or line.lstrip().startswith(("- ", "* ", "|", "1. ")):
+            flush_paragraph()
+            if line.strip():
+                paragraph.append(line.strip())
+                flush_paragraph()
+        else:
+            paragraph.append(line.strip())
+    if code is not None:
+        units.append(("\n".join(code), True))
+    flush_paragraph()
+    return units
+
+
+def split_oversized(text: str, limit: int, count: CountTokens) -> list[str]:
+    """Cut a unit longer than the budget at word boundaries, halving until pieces fit."""
+    words = text.split(" ") if " " in text else list(text)
+    if len(words) <= 1:
+        return [text[: max(1, len(text) // 2)], text[max(1, len(text) // 2):]]
+    middle = len(words) // 2
+    sep = " " if " " in text else ""
+    pieces = []
+    for part in (sep.join(words[:middle]), sep.join(words[middle:])):
+        pieces.extend([part] if count([part])[0] <= limit else split_oversized(part, limit, count))
+    return pieces
+
+
+def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
+               ) -> list[list[tuple[str, int]]]:
+    """Greedy packing; each new chunk starts with the previous one's last units up to the overlap."""
+    chunks: list[list[tuple[str, int]]] = []
+    current: list[tuple[str, int]] = []
+    fresh = 0  # units in `current` that are not overlap
+    for unit in units:
+        size = sum(n for _, n in current) + unit[1] + (1 if current else 0)
+        if current and size > budget and fresh:
+            chunks.append(current)
+            carry: list[tuple[str, int]] = []
+            for prev in reversed(current):
+                if sum(n for _, n in carry) + prev[1] > overlap_tokens:
+                    break
+                carry.insert(0, prev)
+            while carry and sum(n for _, n in carry) + unit[1] > budget:
+                carry.pop(0)
+            current, fresh = carry, 0
+        current.append(unit)
+        fresh += 1
+    if current and fresh:
+        tail = current[len(current) - fresh:]
+        tail_size = sum(n for _, n in tail)
+        if chunks and tail_size < budget * MIN_TAIL_FRACTION and \
+                sum(n for _, n in chunks[-1]) + tail_size <= budget:
+            chunks[-1] = chunks[-1] + tail
+        else:
+            chunks.append(current)
+    return chunks
+
+
+def heading_prefix(section: Section) -> str:
+    return " > ".join(section.heading_path)
+
+
+def chunk_section(section: Section, book_id: str, settings: ChunkerSettings,
+                  count: CountTokens) -> list[Chunk]:
+    if not section.text.strip():
+        return []
+    prefix = heading_prefix(section)
+    budget = settings.budget - count([prefix])[0] - 1  # the heading is embedded with each chunk
+    budget = max(budget, settings.budget // 2)
+    raw_units = split_units(section.text)
+    sized: list[tuple[str, int]] = []
+    for (text, _), n in zip(raw_units, count([t for t, _ in raw_units]), strict=True):
+        pieces = [text] if n <= budget else split_oversized(text, budget, count)
+        sized.extend(zip(pieces, count(pieces) if len(pieces) > 1 else [n], strict=True))
+    packed = pack_units(sized, budget, int(settings.budget * settings.overlap))
+    chunks = []
+    for ordinal, group in enumerate(packed):
+        text = "\n".join(t for t, _ in group) if any("\n" in t for t, _ in group) \
+            else " ".join(t for t, _ in group)
+        chunks.append(Chunk(
+            chunk_id=chunk_id(book_id, section.key, ordinal), text=text,
+            module_id=section.module_id, chapter_id=section.chapter_id,
+            section_id=section.section_id, section_title=section.title,
+            chapter_title=section.chapter_title, heading_path=section.heading_path,
+            stable=section.stable, page=section.page, ordinal=ordinal,
+            token_count=count([embed_text_for(section.heading_path, text)])[0],
+            has_code=any(FENCE_RE.match(t) for t, _ in group), source_path=section.source_path))
+    return chunks
+
+
+def chunk_id(book_id: str, section_key: str, ordinal: int) -> str:
+    return str(uuid.uuid5(CHUNK_NAMESPACE, f"{book_id}|{section_key}|{ordinal}"))
+
+
+def embed_text_for(heading_path: tuple[str, ...], text: str) -> str:
+    """What is embedded and BM25-indexed: the heading path gives the chunk its topic."""
+    return f"{' > '.join(heading_path)}\n{text}" if heading_path else text
+
+
+def chunk_text_hash(chunk: Chunk) -> str:
+    return hashlib.sha256(embed_text_for(chunk.heading_path, chunk.text).encode()).hexdigest()[:16]
+
+
+def chunk_book(sections: list[Section], book_id: str, settings: ChunkerSettings,
+               count: CountTokens) -> list[Chunk]:
+    return [c for s in sections for c in chunk_section(s, book_id, settings, count)]

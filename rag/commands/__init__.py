@@ -1,0 +1,1 @@
+"""CLI subcommands; each module has register(subparsers) and sets a `func` per command."""

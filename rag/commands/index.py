@@ -1,0 +1,85 @@
+"""`ingest` and `search`."""
+
+from __future__ import annotations
+
+import argparse
+
+from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
+from rag.engine import build_index, load_index
+from rag.errors import InputError
+from rag.retrieve import retrieve
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    ingest = sub.add_parser("ingest", help="read the book and build or update its index")
+    add_book_args(ingest)
+    ingest.add_argument("--rebuild", action="store_true", help="re-embed everything")
+    ingest.add_argument("--strict", action="store_true",
+                        help="exit 2 when IDs clash or files are skipped")
+    ingest.add_argument("--json", action="store_true")
+    ingest.set_defaults(func=run_ingest)
+
+    search = sub.add_parser("search", help="list every candidate chunk with its scores")
+    search.add_argument("query")
+    add_book_args(search)
+    search.add_argument("--top-k", type=int, dest="top_k")
+    search.add_argument("--dense-weight", type=float, dest="w_dense")
+    search.add_argument("--threshold", type=float)
+    search.add_argument("--candidate-pool", type=int, dest="candidate_pool")
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(func=run_search)
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    summary = build_index(settings, rebuild=args.rebuild, progress=terminal_progress)
+    if args.json:
+        data = summary.to_dict()
+        print_json({k: data[k] for k in ("book", "files", "sections", "chunks", "embedded",
+                                         "reused", "removed", "unstable_ids", "unstable_files",
+                                         "skipped_files", "duplicates", "seconds")})
+    else:
+        print(f"{summary.book}: {summary.files} files, {summary.sections} sections, "
+              f"{summary.chunks} chunks ({summary.embedded} embedded, {summary.reused} reused, "
+              f"{summary.removed} removed) in {summary.seconds:.1f} s")
+        if summary.unstable_ids:
+            print(f"{summary.unstable_ids} sections have no explicit {{#anchor}}; their links "
+                  f"fall back to the chapter. Files: {', '.join(summary.unstable_files)}")
+        for item in summary.skipped_files:
+            print(f"skipped {item['path']}: {item['reason']}")
+        for line in summary.duplicates:
+            print(f"duplicate: {line}")
+    if args.strict and (summary.duplicates or summary.skipped_files):
+        raise InputError("--strict: the book has duplicate IDs or unreadable files (listed above).")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    settings = settings_from(args, w_dense=args.w_dense, threshold=args.threshold,
+                             top_k=args.top_k, candidate_pool=args.candidate_pool)
+    index, _ = load_index(settings, progress=terminal_progress)
+    result = retrieve(index, args.query, settings.retrieval)
+    if args.json:
+        s = result.settings
+        print_json({
+            "query": result.query,
+            "settings": {"w_dense": s.w_dense, "w_bm25": s.w_bm25, "threshold": s.threshold,
+                         "top_k": s.top_k, "candidate_pool": s.candidate_pool,
+                         "embedder": settings.embedder},
+            "candidates": [h.to_dict() for h in result.candidates],
+            "hits": [h.to_dict() for h in result.hits],
+            "notices": list(result.notices),
+        })
+        return 0
+    for notice in result.notices:
+        print(f"note: {notice}")
+    print(f"{'rank':>4} {'blended':>7} {'dense':>6} {'bm25':>6}  section")
+    for h in result.candidates[: max(settings.top_k * 4, 20)]:
+        mark = "*" if h.selected else " "
+        print(f"{h.rank:>4} {h.blended:7.3f} {h.dense:6.3f} {h.bm25:6.3f} {mark}"
+              f"{h.chunk.chapter_id}#{h.chunk.section_id}  {h.reason}")
+    print(f"{len(result.hits)} hits of {len(result.candidates)} candidates "
+          f"(threshold {settings.threshold}, * = selected)")
+    return 0
+
+

@@ -1,0 +1,190 @@
+"""Settings: defaults <- data/settings.toml <- RAG_* environment. Secrets never live in Settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag.errors import ConfigError
+from rag.types import RetrievalSettings
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
+SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_API_KEY")
+DEFAULT_HEDGES = ("i think", "maybe", "possibly", "probably", "unclear", "might be", "not sure")
+
+
+@dataclass(frozen=True)
+class EmbedderDefaults:
+    threshold: float
+    gate_answer: float = 0.80
+    gate_caveat: float = 0.60
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    book_dir: Path = PROJECT_ROOT / "data" / "book"
+    index_dir: Path = PROJECT_ROOT / "data" / "index"
+    audit_db: Path = PROJECT_ROOT / "data" / "audit.duckdb"
+    settings_file: Path = DEFAULT_SETTINGS_FILE
+    book_title: str = ""
+    base_url: str = ""
+    url_template: str = "{base_url}/docs/{module_id}/{chapter_id}#{section_id}"
+    embedder: str = "local"
+    cohere_model: str = "embed-english-v3.0"
+    qdrant_url: str = ""
+    w_dense: float = 0.85
+    threshold: float = 0.60
+    gate_answer: float = 0.80
+    gate_caveat: float = 0.60
+    threshold_source: str = "original design default"
+    top_k: int = 5
+    candidate_pool: int = 50
+    chunk_overlap: float = 0.20
+    llm: str = "extractive"
+    llm_model: str = "claude-sonnet-4-6"
+    llm_max_tokens: int = 1024
+    llm_temperature: float = 0.3
+    llm_fallback: bool = True  # fall back to extractive answers when the LLM fails
+    extractive_sentences: int = 3
+    guardrail_mode: str = "hybrid"  # strict | permissive | hybrid
+    hedge_words: tuple[str, ...] = DEFAULT_HEDGES
+    off_topic_keywords: tuple[str, ...] = ()
+    history_messages: int = 6
+    budget_total_s: float = 5.0
+    budget_retrieval_s: float = 2.0
+    budget_synthesis_s: float = 2.5
+    rate_limit_per_minute: int = 30
+    embedder_defaults: dict[str, EmbedderDefaults] = field(default_factory=dict)
+
+    @property
+    def retrieval(self) -> RetrievalSettings:
+        return RetrievalSettings(self.w_dense, self.threshold, self.top_k, self.candidate_pool)
+
+    @property
+    def resolved_title(self) -> str:
+        return self.book_title or self.book_dir.name.replace("-", " ").replace("_", " ").title()
+
+    def snapshot(self) -> dict[str, Any]:
+        """What the audit log records: no paths that could hold secrets, no keys."""
+        return {
+            "w_dense": self.w_dense, "w_bm25": round(1 - self.w_dense, 10),
+            "threshold": self.threshold, "threshold_source": self.threshold_source,
+            "top_k": self.top_k, "candidate_pool": self.candidate_pool,
+            "embedder": self.embedder, "llm": self.llm, "llm_model": self.llm_model,
+            "guardrail_mode": self.guardrail_mode, "book": self.book_dir.name,
+        }
+
+
+def get_secret(name: str) -> str:
+    """A key from the environment, else from .streamlit/secrets.toml; "" when absent."""
+    value = os.environ.get(name, "").strip()
+    if value:
+        return value
+    secrets_file = PROJECT_ROOT / ".streamlit" / "secrets.toml"
+    if secrets_file.is_file():
+        try:
+            return str(tomllib.loads(secrets_file.read_text()).get(name, "")).strip()
+        except tomllib.TOMLDecodeError:
+            return ""
+    return ""
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}); fix or delete it.") from e
+
+
+def _from_file(data: dict[str, Any]) -> dict[str, Any]:
+    book, retrieval = data.get("book", {}), data.get("retrieval", {})
+    answer, guard, budget = data.get("answer", {}), data.get("guardrails", {}), data.get("budget", {})
+    values: dict[str, Any] = {
+        "book_title": book.get("title"), "base_url": book.get("base_url"),
+        "url_template": book.get("url_template"),
+        "w_dense": retrieval.get("w_dense"), "top_k": retrieval.get("top_k"),
+        "candidate_pool": retrieval.get("candidate_pool"),
+        "llm": answer.get("llm"), "llm_model": answer.get("model"),
+        "llm_max_tokens": answer.get("max_tokens"), "llm_fallback": answer.get("fallback"),
+        "guardrail_mode": guard.get("mode"),
+        "hedge_words": tuple(guard["hedge_words"]) if "hedge_words" in guard else None,
+        "off_topic_keywords": tuple(guard["off_topic_keywords"])
+        if "off_topic_keywords" in guard else None,
+        "budget_total_s": budget.get("total_s"), "budget_retrieval_s": budget.get("retrieval_s"),
+        "budget_synthesis_s": budget.get("synthesis_s"),
+        "rate_limit_per_minute": data.get("chat", {}).get("rate_limit_per_minute"),
+        "history_messages": data.get("chat", {}).get("history_messages"),
+    }
+    defaults = {
+        name: EmbedderDefaults(**{k: v for k, v in spec.items() if k in EmbedderDefaults.__annotations__})
+        for name, spec in data.get("embedders", {}).items()
+    }
+    values["embedder_defaults"] = defaults
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _from_env(env: dict[str, str]) -> dict[str, Any]:
+    paths = {"RAG_BOOK": "book_dir", "RAG_INDEX_DIR": "index_dir", "RAG_AUDIT_DB": "audit_db"}
+    values: dict[str, Any] = {key: Path(env[name]) for name, key in paths.items() if env.get(name)}
+    for name, key, cast in (("RAG_EMBEDDER", "embedder", str), ("RAG_LLM", "llm", str),
+                            ("RAG_DENSE_WEIGHT", "w_dense", float), ("RAG_TOP_K", "top_k", int),
+                            ("RAG_THRESHOLD", "threshold", float), ("RAG_BASE_URL", "base_url", str),
+                            ("QDRANT_URL", "qdrant_url", str), ("RAG_LLM_MODEL", "llm_model", str)):
+        if env.get(name):
+            try:
+                values[key] = cast(env[name])
+            except ValueError as e:
+                raise ConfigError(f"{name}={env[name]!r} is not a valid {cast.__name__}.") from e
+    return values
+
+
+def load_settings(settings_file: Path | None = None, env: dict[str, str] | None = None,
+                  **overrides: Any) -> Settings:
+    """Build Settings; explicit overrides (CLI flags) win over env, env over the file."""
+    env = dict(os.environ) if env is None else env
+    path = Path(settings_file or env.get("RAG_SETTINGS") or DEFAULT_SETTINGS_FILE)
+    values: dict[str, Any] = {"settings_file": path, **_from_file(read_settings_file(path))}
+    if "embedder" not in values and not env.get("RAG_EMBEDDER") and get_secret("COHERE_API_KEY"):
+        values["embedder"] = "cohere"
+    if not env.get("RAG_LLM") and get_secret("ANTHROPIC_API_KEY"):
+        values["llm"] = "anthropic"
+    env_values = _from_env(env)
+    values.update(env_values)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(**values)
+    return _apply_embedder_defaults(settings, explicit_threshold="threshold" in env_values
+                                    or overrides.get("threshold") is not None)
+
+
+def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Settings:
+    spec = settings.embedder_defaults.get(settings.embedder)
+    if spec is None:
+        return validate_settings(settings)
+    changes: dict[str, Any] = {"gate_answer": spec.gate_answer, "gate_caveat": spec.gate_caveat}
+    if not explicit_threshold:
+        changes.update(threshold=spec.threshold, threshold_source=spec.source)
+    return validate_settings(dataclasses.replace(settings, **changes))
+
+
+def validate_settings(s: Settings) -> Settings:
+    checks = [
+        (0.0 <= s.w_dense <= 1.0, f"dense weight {s.w_dense} must be between 0 and 1"),
+        (0.0 <= s.threshold <= 1.0, f"threshold {s.threshold} must be between 0 and 1"),
+        (1 <= s.top_k <= 50, f"top_k {s.top_k} must be between 1 and 50"),
+        (s.top_k <= s.candidate_pool <= 1000, "candidate pool must be between top_k and 1000"),
+        (0.0 <= s.chunk_overlap < 0.5, "chunk overlap must be in [0, 0.5)"),
+        (s.guardrail_mode in ("strict", "permissive", "hybrid"),
+         f"guardrail mode {s.guardrail_mode!r} must be strict, permissive or hybrid"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message[0].upper() + message[1:] + ".")
+    return s

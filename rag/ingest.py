@@ -1,0 +1,220 @@
+"""Book folder (.md/.mdx + YAML frontmatter) -> sections with stable IDs, plus a report for authors."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag.errors import InputError
+from rag.types import Section
+
+EXTENSIONS = (".md", ".mdx")
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+ANCHOR_RE = re.compile(r"\s*\{#([A-Za-z0-9_\-:.]+)\}\s*$")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+MDX_IMPORT_RE = re.compile(r"^\s*(import|export)\s")
+JSX_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>")
+ADMONITION_RE = re.compile(r"^\s*:::\s*([a-z]+)?(?:\[([^\]]*)\]|\s+(.*))?\s*$")
+
+
+@dataclass
+class BookReport:
+    """What an author needs to fix, next to what was read."""
+
+    files: int = 0
+    sections: int = 0
+    unstable_ids: int = 0
+    unstable_files: list[str] = field(default_factory=list)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Book:
+    root: Path
+    book_id: str
+    sections: list[Section]
+    chapters: dict[str, dict]  # "module/chapter" -> {title, path, page, sidebar_position}
+    report: BookReport
+    content_hash: str
+
+
+def slugify(text: str) -> str:
+    """Docusaurus/GitHub-style heading slug."""
+    text = re.sub(r"[`*_~]|<[^>]+>", "", text.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return re.sub(r" ", "-", text)
+
+
+def resolve_book_root(root: Path) -> Path:
+    """A Docusaurus project folder holds its chapters under docs/; use that when present."""
+    root = Path(root)
+    return root / "docs" if (root / "docs").is_dir() else root
+
+
+def list_book_files(root: Path) -> list[Path]:
+    if not root.is_dir():
+        raise InputError(f"The book folder {root} does not exist; pass --book DIR or set RAG_BOOK.")
+    files = sorted(p for p in root.rglob("*") if p.suffix in EXTENSIONS and p.is_file()
+                   and not any(part.startswith((".", "_")) or part == "node_modules"
+                               for part in p.relative_to(root).parts))
+    if not files:
+        raise InputError(f"The book folder {root} has no .md or .mdx files.")
+    return files
+
+
+def clean_body(body: str, mdx: bool) -> list[tuple[str, bool]]:
+    """Lines with a flag for code; MDX imports and JSX tags dropped, admonition text kept."""
+    out: list[tuple[str, bool]] = []
+    in_code = False
+    for line in body.splitlines():
+        if FENCE_RE.match(line):
+            in_code = not in_code
+            out.append((line, True))
+            continue
+        if in_code:
+            out.append((line, True))
+            continue
+        if mdx and MDX_IMPORT_RE.match(line):
+            continue
+        match = ADMONITION_RE.match(line)
+        if match:
+            title = match.group(2) or match.group(3)
+            if match.group(1):
+                out.append((f"{(title or match.group(1)).strip().capitalize()}:", False))
+            continue
+        out.append((JSX_TAG_RE.sub("", line), False))
+    return out
+
+
+def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: dict,
+                  report: BookReport) -> list[Section]:
+    """Split one file's body at headings; each heading starts a section."""
+    page = meta.get("page") if isinstance(meta.get("page"), int) else None
+    chapter_title = str(meta.get("title") or chapter_id.replace("-", " ").title())
+    lines = clean_body(text, mdx=rel.suffix == ".mdx")
+    current = {"id": "", "title": chapter_title, "path": (chapter_title,), "stable": True,
+               "line": 0}
+    buffer: list[tuple[str, bool]] = []
+    sections: list[Section] = []
+    seen_anchors: dict[str, int] = {}
+    slug_counts: dict[str, int] = {}
+    stack: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        body = "\n".join(line for line, _ in buffer).strip()
+        if current.get("skip"):
+            return
+        sections.append(Section(
+            module_id=module_id, chapter_id=chapter_id, section_id=current["id"],
+            title=current["title"], chapter_title=chapter_title, heading_path=current["path"],
+            stable=current["stable"], text=body, page=page, source_path=rel.as_posix(),
+            has_code=any(code for _, code in buffer)))
+
+    for number, (line, is_code) in enumerate(lines, start=1):
+        match = None if is_code else HEADING_RE.match(line)
+        if not match:
+            buffer.append((line, is_code))
+            continue
+        level, heading = len(match.group(1)), match.group(2)
+        anchor = ANCHOR_RE.search(heading)
+        title = ANCHOR_RE.sub("", heading).strip()
+        if level == 1 and not sections and not anchor and not "".join(t for t, _ in buffer).strip():
+            # A leading H1 is the chapter's title, not a section of its own.
+            chapter_title = str(meta.get("title") or title)
+            current.update(title=chapter_title, path=(chapter_title,))
+            continue
+        flush()
+        buffer = []
+        stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, title)]
+        current = {"title": title, "path": (chapter_title, *(t for _, t in stack)),
+                   "line": number, "skip": False}
+        if anchor:
+            section_id = anchor.group(1)
+            if section_id in seen_anchors:
+                report.duplicates.append(
+                    f"{rel.as_posix()}: anchor {{#{section_id}}} on line {number} repeats line "
+                    f"{seen_anchors[section_id]}; the later section was skipped")
+                current["skip"] = True
+            seen_anchors.setdefault(section_id, number)
+            current.update(id=section_id, stable=True)
+        else:
+            base = slugify(title) or "section"
+            count = slug_counts.get(base, 0)
+            slug_counts[base] = count + 1
+            current.update(id=base if count == 0 else f"{base}-{count}", stable=False)
+    flush()
+    return [s for s in sections if s.text or s.section_id]
+
+
+def _decode(path: Path) -> str:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from e
+
+
+def _read_meta(path: Path) -> tuple[dict, str]:
+    import frontmatter
+
+    text = _decode(path)
+    if "\x00" in text:
+        raise InputError("contains NUL bytes")
+    try:
+        post = frontmatter.loads(text)
+    except Exception as e:  # yaml raises many types; the file is skipped either way
+        raise InputError(f"malformed frontmatter: {str(e).splitlines()[0]}") from e
+    if not isinstance(post.metadata, dict):
+        raise InputError("frontmatter is not a mapping of keys to values")
+    return post.metadata, post.content
+
+
+def parse_book(root: Path) -> Book:
+    """Read every chapter; a bad file is skipped and reported, the rest of the book still loads."""
+    given = Path(root)
+    root = resolve_book_root(given)
+    files = list_book_files(root)
+    report = BookReport()
+    sections: list[Section] = []
+    chapters: dict[str, dict] = {}
+    digest = hashlib.sha256()
+    for path in files:
+        rel = path.relative_to(root)
+        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        try:
+            meta, body = _read_meta(path)
+        except InputError as e:
+            report.skipped_files.append({"path": rel.as_posix(), "reason": str(e)})
+            continue
+        module_id = str(meta.get("module_id") or (rel.parts[0] if len(rel.parts) > 1 else ""))
+        chapter_id = str(meta.get("id") or path.stem)
+        key = f"{module_id}/{chapter_id}"
+        if key in chapters:
+            reason = (f"chapter id '{chapter_id}' in module '{module_id}' is already used by "
+                      f"{chapters[key]['path']}")
+            report.duplicates.append(f"{rel.as_posix()}: {reason}; this file was skipped")
+            report.skipped_files.append({"path": rel.as_posix(), "reason": reason})
+            continue
+        found = parse_chapter(body, rel, module_id, chapter_id, meta, report)
+        chapters[key] = {"title": found[0].chapter_title if found else chapter_id,
+                         "path": rel.as_posix(), "page": meta.get("page"),
+                         "position": meta.get("sidebar_position"), "module_id": module_id,
+                         "chapter_id": chapter_id, "description": meta.get("description", "")}
+        sections.extend(found)
+        report.files += 1
+        if any(not s.stable for s in found):
+            report.unstable_files.append(rel.as_posix())
+    report.sections = len(sections)
+    report.unstable_ids = sum(not s.stable for s in sections)
+    return Book(root=root, book_id=book_id_for(given), sections=sections, chapters=chapters,
+                report=report, content_hash=digest.hexdigest())
+
+
+def book_id_for(root: Path) -> str:
+    """The folder name, or its parent's for a bare docs/ folder."""
+    path = Path(root).resolve()
+    name = path.parent.name if path.name == "docs" else path.name
+    return slugify(name) or "book"

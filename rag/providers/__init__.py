@@ -1,0 +1,1 @@
+"""Embedders and LLMs behind small interfaces; see registry.py for the names that exist."""

