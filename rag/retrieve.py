@@ -140,7 +140,8 @@ def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retriev
         candidates.append(hit)
     latency = dict(pool.latency_ms, rank_ms=(time.perf_counter() - t0) * 1000)
     return Retrieval(query=pool.query, settings=settings, candidates=tuple(candidates),
-                     hits=tuple(hits), notices=pool.notices, latency_ms=latency)
+                     hits=tuple(hits), notices=pool.notices, latency_ms=latency,
+                     bm25_max=pool.bm25_max)
 
 
 def retrieve(index: BookIndex, query: str, settings: RetrievalSettings) -> Retrieval:
@@ -151,13 +152,13 @@ POOL_FIELDS = ("chunk_id", "module_id", "chapter_id", "section_id", "section_tit
                "page", "source")
 
 
-def pool_to_record(pool: CandidatePool) -> dict:
-    """JSON-ready pool: enough to re-rank under any setting later, without the chunk texts."""
+def pool_to_record(retrieval: Retrieval) -> dict:
+    """JSON-ready candidate pool: enough to re-rank under any setting later, without texts."""
     return {
-        "query": pool.query, "bm25_max": pool.bm25_max,
-        "candidates": [{**{f: getattr(c, f) for f in POOL_FIELDS},
-                        "dense": round(float(d), 6), "bm25_raw": round(float(b), 6)}
-                       for c, d, b in zip(pool.chunks, pool.dense, pool.bm25_raw, strict=True)],
+        "query": retrieval.query, "bm25_max": retrieval.bm25_max,
+        "candidates": [{**{f: getattr(h.chunk, f) for f in POOL_FIELDS},
+                        "dense": h.dense, "bm25_raw": h.bm25_raw, "bm25": h.bm25}
+                       for h in retrieval.candidates],
     }
 
 

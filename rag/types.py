@@ -105,6 +105,7 @@ class Retrieval:
     hits: tuple[Hit, ...]  # the selected ones, best first
     notices: tuple[str, ...] = ()
     latency_ms: dict[str, float] = field(default_factory=dict)
+    bm25_max: float = 0.0  # the book-wide BM25 maximum the bm25 components were divided by
 
     @property
     def best_score(self) -> float:

