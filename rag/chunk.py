@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rag.types import Chunk, Section
 
 CHUNK_NAMESPACE = uuid.UUID("6f0a3c2e-5b7d-4e1f-9a8c-2d4b6e8f0a1c")
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 SPECIAL_TOKENS = 2  # [CLS]/[SEP] or their equivalent count against the model's input
 MIN_TAIL_FRACTION = 0.25  # a last piece smaller than this share of the budget is merged back
 SENTENCE_RE = re.compile(r"(?<=[.!?:])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9*_`-])")
@@ -85,12 +85,14 @@ def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
                ) -> list[list[tuple[str, int]]]:
     """Greedy packing; each new chunk starts with the previous one's last units up to the overlap."""
     chunks: list[list[tuple[str, int]]] = []
+    carried: list[int] = []  # per chunk: how many leading units repeat the chunk before it
     current: list[tuple[str, int]] = []
     fresh = 0  # units in `current` that are not overlap
     for unit in units:
         size = sum(n for _, n in current) + unit[1] + (1 if current else 0)
         if current and size > budget and fresh:
             chunks.append(current)
+            carried.append(len(current) - fresh)
             carry: list[tuple[str, int]] = []
             for prev in reversed(current):
                 if sum(n for _, n in carry) + prev[1] > overlap_tokens:
@@ -103,26 +105,51 @@ def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
         fresh += 1
     if current and fresh:
         tail = current[len(current) - fresh:]
-        tail_size = sum(n for _, n in tail)
-        if chunks and tail_size < budget * MIN_TAIL_FRACTION and \
-                sum(n for _, n in chunks[-1]) + tail_size <= budget:
-            chunks[-1] = chunks[-1] + tail
+        merged = None
+        if chunks and sum(n for _, n in tail) < budget * MIN_TAIL_FRACTION:
+            merged = merge_tail(chunks[-1], carried[-1], tail, budget)
+        if merged is not None:
+            chunks[-1] = merged
         else:
             chunks.append(current)
     return chunks
+
+
+def merge_tail(previous: list[tuple[str, int]], carried: int, tail: list[tuple[str, int]],
+               budget: int) -> list[tuple[str, int]] | None:
+    """The previous chunk plus a tiny tail, giving up as much of its leading overlap as needed.
+
+    The previous chunk was closed because the tail's first unit did not fit, so the tail only fits
+    once some overlap goes; that text stays in the chunk before it. None when nothing fits.
+    """
+    tail_size = sum(n for _, n in tail)
+    for drop in range(carried + 1):  # units are joined by whitespace, which costs no tokens
+        kept = previous[drop:]
+        if sum(n for _, n in kept) + tail_size <= budget:
+            return kept + tail
+    return None
 
 
 def heading_prefix(section: Section) -> str:
     return " > ".join(section.heading_path)
 
 
+def fit_heading_path(path: tuple[str, ...], limit: int, count: CountTokens) -> tuple[str, ...]:
+    """The heading path, shortened from the top (then the last title cut) to fit `limit` tokens."""
+    while len(path) > 1 and count([" > ".join(path)])[0] > limit:
+        path = path[1:]
+    if path and count([path[-1]])[0] > limit:
+        path = (split_oversized(path[-1], limit, count)[0],)
+    return path
+
+
 def chunk_section(section: Section, book_id: str, settings: ChunkerSettings,
                   count: CountTokens) -> list[Chunk]:
     if not section.text.strip():
         return []
-    prefix = heading_prefix(section)
-    budget = settings.budget - count([prefix])[0] - 1  # the heading is embedded with each chunk
-    budget = max(budget, settings.budget // 2)
+    # The heading is embedded with each chunk; it may take at most half of the model's input.
+    path = fit_heading_path(section.heading_path, settings.budget // 2, count)
+    budget = settings.budget - count([" > ".join(path)])[0] - 1
     raw_units = split_units(section.text)
     sized: list[tuple[str, int]] = []
     for (text, _), n in zip(raw_units, count([t for t, _ in raw_units]), strict=True):
@@ -137,9 +164,9 @@ def chunk_section(section: Section, book_id: str, settings: ChunkerSettings,
             chunk_id=chunk_id(book_id, section.key, ordinal), text=text,
             module_id=section.module_id, chapter_id=section.chapter_id,
             section_id=section.section_id, section_title=section.title,
-            chapter_title=section.chapter_title, heading_path=section.heading_path,
+            chapter_title=section.chapter_title, heading_path=path,
             stable=section.stable, page=section.page, ordinal=ordinal,
-            token_count=count([embed_text_for(section.heading_path, text)])[0],
+            token_count=count([embed_text_for(path, text)])[0],
             has_code=any(FENCE_RE.match(t) for t, _ in group), source_path=section.source_path))
     return chunks
 

@@ -77,21 +77,48 @@ def clean_body(body: str, mdx: bool) -> list[tuple[str, bool]]:
         if in_code:
             out.append((line, True))
             continue
+        # Dropped lines become blank ones so that line numbers in reports match the file.
         if mdx and MDX_IMPORT_RE.match(line):
+            out.append(("", False))
             continue
         match = ADMONITION_RE.match(line)
         if match:
             title = match.group(2) or match.group(3)
-            if match.group(1):
-                out.append((f"{(title or match.group(1)).strip().capitalize()}:", False))
+            label = f"{(title or match.group(1)).strip().capitalize()}:" if match.group(1) else ""
+            out.append((label, False))
             continue
         out.append((JSX_TAG_RE.sub("", line), False))
     return out
 
 
+def explicit_anchors(lines: list[tuple[str, bool]]) -> set[str]:
+    """Every {#anchor} on a heading outside code: generated slugs must not take one of them."""
+    found = set()
+    for line, is_code in lines:
+        heading = None if is_code else HEADING_RE.match(line)
+        anchor = ANCHOR_RE.search(heading.group(2)) if heading else None
+        if anchor:
+            found.add(anchor.group(1))
+    return found
+
+
+def unique_slug(title: str, taken: set[str], counts: dict[str, int]) -> str:
+    """github-slugger's rule, as Docusaurus uses it: base, base-1, base-2, skipping taken IDs."""
+    base = slugify(title) or "section"
+    slug = base
+    while slug in taken:
+        counts[base] = counts.get(base, 0) + 1
+        slug = f"{base}-{counts[base]}"
+    taken.add(slug)
+    return slug
+
+
 def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: dict,
-                  report: BookReport) -> list[Section]:
-    """Split one file's body at headings; each heading starts a section."""
+                  report: BookReport, first_line: int = 1) -> list[Section]:
+    """Split one file's body at headings; each heading starts a section.
+
+    first_line is the file line the body starts on, so reports name lines an author can find.
+    """
     page = meta.get("page") if isinstance(meta.get("page"), int) else None
     chapter_title = str(meta.get("title") or chapter_id.replace("-", " ").title())
     lines = clean_body(text, mdx=rel.suffix == ".mdx")
@@ -101,6 +128,7 @@ def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: d
     sections: list[Section] = []
     seen_anchors: dict[str, int] = {}
     slug_counts: dict[str, int] = {}
+    taken_ids = explicit_anchors(lines)
     stack: list[tuple[int, str]] = []
 
     def flush() -> None:
@@ -113,7 +141,7 @@ def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: d
             stable=current["stable"], text=body, page=page, source_path=rel.as_posix(),
             has_code=any(code for _, code in buffer)))
 
-    for number, (line, is_code) in enumerate(lines, start=1):
+    for number, (line, is_code) in enumerate(lines, start=first_line):
         match = None if is_code else HEADING_RE.match(line)
         if not match:
             buffer.append((line, is_code))
@@ -141,10 +169,7 @@ def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: d
             seen_anchors.setdefault(section_id, number)
             current.update(id=section_id, stable=True)
         else:
-            base = slugify(title) or "section"
-            count = slug_counts.get(base, 0)
-            slug_counts[base] = count + 1
-            current.update(id=base if count == 0 else f"{base}-{count}", stable=False)
+            current.update(id=unique_slug(title, taken_ids, slug_counts), stable=False)
     flush()
     return [s for s in sections if s.text or s.section_id]
 
@@ -157,19 +182,38 @@ def _decode(path: Path) -> str:
         raise InputError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from e
 
 
-def _read_meta(path: Path) -> tuple[dict, str]:
-    import frontmatter
+def _yaml_problem(error: Exception, first_line: int) -> str:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    return f"{problem} (line {first_line + mark.line})" if mark is not None else problem
+
+
+def _read_meta(path: Path) -> tuple[dict, str, int]:
+    """Frontmatter, the body, and the file line the body starts on."""
+    from frontmatter import YAMLHandler
 
     text = _decode(path)
     if "\x00" in text:
         raise InputError("contains NUL bytes")
+    handler = YAMLHandler()
+    stripped = text.lstrip()
+    if not handler.detect(stripped):
+        return {}, text, 1
     try:
-        post = frontmatter.loads(text)
+        front, body = handler.split(stripped)
+    except ValueError:  # an opening --- without a closing one: no frontmatter, as Docusaurus
+        return {}, text, 1
+    offset = text.count("\n", 0, len(text) - len(stripped)) + 1  # yaml counts from the ---
+    try:
+        meta = handler.load(front)
     except Exception as e:  # yaml raises many types; the file is skipped either way
-        raise InputError(f"malformed frontmatter: {str(e).splitlines()[0]}") from e
-    if not isinstance(post.metadata, dict):
-        raise InputError("frontmatter is not a mapping of keys to values")
-    return post.metadata, post.content
+        raise InputError(f"malformed frontmatter: {_yaml_problem(e, offset)}") from e
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise InputError("malformed frontmatter: it must be key: value pairs, not a "
+                         f"{type(meta).__name__}")
+    return meta, body, text.count("\n", 0, len(text) - len(body)) + 1
 
 
 def parse_book(root: Path) -> Book:
@@ -185,7 +229,7 @@ def parse_book(root: Path) -> Book:
         rel = path.relative_to(root)
         digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         try:
-            meta, body = _read_meta(path)
+            meta, body, first_line = _read_meta(path)
         except InputError as e:
             report.skipped_files.append({"path": rel.as_posix(), "reason": str(e)})
             continue
@@ -198,7 +242,7 @@ def parse_book(root: Path) -> Book:
             report.duplicates.append(f"{rel.as_posix()}: {reason}; this file was skipped")
             report.skipped_files.append({"path": rel.as_posix(), "reason": reason})
             continue
-        found = parse_chapter(body, rel, module_id, chapter_id, meta, report)
+        found = parse_chapter(body, rel, module_id, chapter_id, meta, report, first_line)
         chapters[key] = {"title": found[0].chapter_title if found else chapter_id,
                          "path": rel.as_posix(), "page": meta.get("page"),
                          "position": meta.get("sidebar_position"), "module_id": module_id,

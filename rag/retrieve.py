@@ -175,3 +175,39 @@ def pool_from_record(record: dict) -> CandidatePool:
         bm25_raw=np.array([c["bm25_raw"] for c in record.get("candidates", [])],
                           dtype=np.float32),
         bm25_max=float(record.get("bm25_max", 0.0)))
+
+
+def score_selection(index: BookIndex, selection: str, query: str, w_dense: float,
+                    threshold: float) -> Hit:
+    """The pasted passage as one synthetic chunk, scored against the query like a book chunk:
+    dense = best cosine over the passage's embedder-sized pieces; the lexical part is the share of
+    query terms the passage contains (BM25 needs a corpus, a single passage has none)."""
+    import uuid
+
+    from rag.bm25 import tokenize
+    from rag.chunk import ChunkerSettings, chunk_section
+    from rag.types import Section
+
+    section = Section("", "selection", "", "Selected text", "Selected text", ("Selected text",),
+                      False, selection, None, "")
+    embedder = index.embedder
+    pieces = chunk_section(section, "selection", ChunkerSettings(embedder.max_tokens, 0.0),
+                           embedder.count_tokens_batch)
+    try:
+        vectors = embedder.embed_documents([p.text for p in pieces])
+        dense = float(np.clip((vectors @ embedder.embed_query(query)).max(), 0.0, 1.0))
+    except RagError:
+        dense = 0.0
+    terms = set(tokenize(query))
+    matched = len(terms & set(tokenize(selection)))
+    lexical = matched / len(terms) if terms else 0.0
+    blended = float(blend_scores(np.array([dense]), np.array([lexical]), w_dense)[0])
+    chunk = Chunk(chunk_id=str(uuid.uuid5(uuid.NAMESPACE_OID, selection)), text=selection,
+                  module_id="", chapter_id="selection", section_id="", section_title="Selected text",
+                  chapter_title="Selected text", heading_path=("Selected text",), stable=False,
+                  page=None, ordinal=0, token_count=sum(p.token_count for p in pieces),
+                  source="selection")
+    passed = blended >= threshold
+    return Hit(chunk=chunk, dense=round(dense, 6), bm25_raw=float(matched),
+               bm25=round(lexical, 6), blended=round(blended, 6), rank=1, passed=passed,
+               selected=True, reason="")

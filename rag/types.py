@@ -124,6 +124,7 @@ class Draft:
     prompt: str = ""
     raw_response: str = ""
     notices: tuple[str, ...] = ()
+    quotes: tuple[str, ...] = ()  # book sentences the answer used verbatim (extractive answers)
 
 
 @dataclass(frozen=True)

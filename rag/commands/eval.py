@@ -1,0 +1,165 @@
+"""`eval questions` (weight × threshold sweep on a labelled set) and `eval beir` (benchmark)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from rag.beir import NDCG_AT, RECALL_AT, load_beir, open_beir_index, run_benchmark
+from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
+from rag.config import PROJECT_ROOT
+from rag.engine import load_index, store_for
+from rag.evaluation import load_questions, unknown_entries
+from rag.providers.registry import get_embedder
+from rag.recommend import OBJECTIVES, calibrate, recommend
+from rag.settings_file import write_settings
+from rag.sweep import build_arrays, candidate_pass, run_sweep
+
+REPORTED = ("w_dense", "threshold", "hit_at_k", "recall_at_k", "mrr", "ndcg_at_k", "answer_rate",
+            "false_answer_rate", "accuracy", "precision", "f1")
+HEADERS = ("w_dense", "thresh", "Hit@k", "Rec@k", "MRR", "nDCG@k", "answer", "false-ans",
+           "acc", "prec", "F1")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("eval", help="tune and benchmark retrieval")
+    commands = parser.add_subparsers(dest="eval_command", required=True)
+    questions = commands.add_parser("questions", help="sweep weights × thresholds on a labelled "
+                                    "question set and recommend an operating point")
+    questions.add_argument("file", help="question set (.yaml, .yml or .csv)")
+    add_book_args(questions)
+    questions.add_argument("--objective", choices=OBJECTIVES, default="max_f1")
+    questions.add_argument("--max-far", type=float, default=0.05, dest="max_far",
+                           help="false-answer limit for max_recall_at_far (default 0.05)")
+    questions.add_argument("--apply", action="store_true",
+                           help="write the recommendation to the settings file, with history")
+    questions.add_argument("--json", action="store_true")
+    questions.set_defaults(func=run_questions)
+
+    beir = commands.add_parser("beir", help="nDCG@10 / Recall@100 on a BEIR folder")
+    beir.add_argument("dir", help="folder with corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv")
+    beir.add_argument("--split", default="test")
+    beir.add_argument("--index", metavar="DIR", help="where the corpus index is cached "
+                      "(default: data/index/beir)")
+    beir.add_argument("--embedder", metavar="NAME", help="local or cohere")
+    beir.add_argument("--dense-weight", type=float, dest="w_dense",
+                      help="blend weight to report (default: the current w_dense)")
+    beir.add_argument("--max-queries", type=int, dest="max_queries")
+    beir.add_argument("--pool-size", type=int, default=300, dest="pool_size",
+                      help="chunks per side (dense, BM25) in each candidate pool (default 300)")
+    beir.add_argument("--json", action="store_true")
+    beir.set_defaults(func=run_beir)
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def evaluate_questions(args: argparse.Namespace) -> dict[str, Any]:
+    settings = settings_from(args)
+    path = Path(args.file)
+    questions = load_questions(path)
+    index, _ = load_index(settings, progress=terminal_progress)
+    sections = sorted({c.section_ref for c in index.chunks})
+    pools = candidate_pass(index, questions, settings.candidate_pool, terminal_progress)
+    arrays = build_arrays(questions, pools, settings.top_k, sections)
+    result = run_sweep(arrays)
+    w, t = settings.w_dense, settings.threshold
+    current = run_sweep(arrays, [w], [t]).at(w, t)  # exact even when off the 0.05/0.01 grid
+    far = args.max_far if args.objective == "max_recall_at_far" else None
+    rec = recommend(result, args.objective, far, current=(w, t))
+    return {
+        "question_set": _display_path(path), "book": _display_path(settings.book_dir),
+        "embedder": settings.embedder, "top_k": settings.top_k,
+        "candidate_pool": settings.candidate_pool, "n_questions": len(questions),
+        "n_in_scope": result.n_in_scope, "n_out_of_scope": result.n_out_of_scope,
+        "n_refused_by_capability": int(arrays.refused.sum()),
+        "objective": rec.objective, "max_far": rec.max_far,
+        "current": {k: current[k] for k in REPORTED} | {"source": settings.threshold_source},
+        "recommended": {k: rec.metrics[k] for k in REPORTED},
+        "objective_value": rec.value, "plateau_size": rec.plateau_size,
+        "feasible": rec.feasible, "margin": rec.margin,
+        "calibration": [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+                        for row in calibrate(result, rec.w_dense, rec.threshold)
+                        .to_dict("records")],
+        "warnings": unknown_entries(questions, sections),
+        "settings_file": str(settings.settings_file),
+    }
+
+
+def run_questions(args: argparse.Namespace) -> int:
+    report = evaluate_questions(args)
+    if args.apply:
+        rec = report["recommended"]
+        provenance = {"question_set": report["question_set"], "objective": report["objective"],
+                      "max_far": report["max_far"], "book": report["book"],
+                      "date": dt.date.today().isoformat(), "f1": rec["f1"],
+                      "recall_at_k": rec["recall_at_k"],
+                      "false_answer_rate": rec["false_answer_rate"]}
+        report["applied"] = write_settings(Path(report["settings_file"]), rec["w_dense"],
+                                           rec["threshold"], report["embedder"], provenance)
+    if args.json:
+        print_json(report)
+    else:
+        print_report(report)
+    return 0
+
+
+def print_report(r: dict[str, Any]) -> None:
+    print(f"{r['question_set']}: {r['n_questions']} questions ({r['n_in_scope']} in scope, "
+          f"{r['n_out_of_scope']} out of scope; {r['n_refused_by_capability']} refused by the "
+          f"capability guardrail) on {r['book']}, embedder {r['embedder']}, top_k {r['top_k']}")
+    for warning in r["warnings"]:
+        print(f"warning: {warning}")
+    print(f"{'':12}" + " ".join(f"{h:>9}" for h in HEADERS))
+    for label in ("current", "recommended"):
+        print(f"{label:12}" + " ".join(f"{r[label][k]:9.3f}" if k not in ("w_dense", "threshold")
+                                       else f"{r[label][k]:9.2f}" for k in REPORTED))
+    far = f" with false-answer rate <= {r['max_far']}" if r["max_far"] is not None else ""
+    note = "" if r["feasible"] else " (no point meets the limit: lowest false-answer rate shown)"
+    print(f"objective {r['objective']}{far}: {r['objective_value']:.4f}; {r['plateau_size']} grid "
+          f"points tie, the one deepest inside that plateau is recommended{note}")
+    drops = [f"{name} {v['drop']:+.3f}" for name, v in r["margin"].items()
+             if isinstance(v, dict)]
+    print(f"margin (objective drop at the neighbours): {', '.join(drops)}")
+    print("calibration at the recommended point (answered in-scope questions by confidence):")
+    for row in r["calibration"]:
+        rate = "-" if row["rate"] is None else f"{row['rate']:.0%}"
+        print(f"  {row['level']:<7} {row['answered']:>4} answered, {row['cites_expected']:>4} cite "
+              f"an expected section ({rate}); {row['false_answers']} out-of-scope answered")
+    if "applied" in r:
+        print(f"applied to {r['settings_file']} (previous values kept under [[history]])")
+    else:
+        print("apply with --apply (writes the settings file, keeping the previous values)")
+
+
+def run_beir(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    if not args.index:
+        settings = dataclasses.replace(settings, index_dir=settings.index_dir / "beir")
+    data = load_beir(Path(args.dir), args.split)
+    index = open_beir_index(data, settings.index_dir, get_embedder(settings),
+                            store_for(settings), progress=terminal_progress)
+    weight = settings.w_dense if args.w_dense is None else args.w_dense
+    result = run_benchmark(data, index, weight, args.max_queries, args.pool_size,
+                           progress=terminal_progress)
+    report = result.to_dict()
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"{data.name} ({args.split}): {report['queries']} queries, {len(data.corpus)} "
+          f"documents, {len(index.chunks)} chunks, {report['seconds']} s")
+    print(f"{'':28}{'nDCG@' + str(NDCG_AT):>10}{'Recall@' + str(RECALL_AT):>12}")
+    labels = {"dense": "dense only", "bm25": "BM25 only",
+              "blended": f"blended (w_dense {weight:g})",
+              "blended_best": f"blended, best on split ({report['best_w_dense']:g})"}
+    for key, label in labels.items():
+        print(f"{label:28}{report[f'ndcg@{NDCG_AT}'][key]:>10.4f}"
+              f"{report[f'recall@{RECALL_AT}'][key]:>12.4f}")
+    return 0
