@@ -38,4 +38,4 @@ bench: index
 	$(PY) bench/tuning.py
 
 clean:
-	rm -rf data/index data/audit.duckdb data/audit tests/artifacts
+	rm -rf data/index data/audit.duckdb data/audit.duckdb.wal data/audit data/audit.spool tests/artifacts

@@ -86,9 +86,10 @@ class AuditReader:
     def stats(self, filters: AuditFilters | None = None,
               include_archive: bool = False) -> dict[str, Any]:
         out = self._row("""
-            SELECT count(*) AS total, count_if(success) AS answered,
-                   count_if(status = 'partial') AS partial, count_if(status = 'refused') AS refused,
-                   count_if(status = 'error') AS errors,
+            SELECT count(*) AS total, count_if(success)::BIGINT AS answered,
+                   count_if(status = 'partial')::BIGINT AS partial,
+                   count_if(status = 'refused')::BIGINT AS refused,
+                   count_if(status = 'error')::BIGINT AS errors,
                    min("timestamp") AS first, max("timestamp") AS last,
                    quantile_cont(total_latency_ms, 0.5) AS latency_p50_ms,
                    quantile_cont(total_latency_ms, 0.95) AS latency_p95_ms,
@@ -106,15 +107,16 @@ class AuditReader:
                           include_archive: bool = False) -> pd.DataFrame:
         return self._frame("""
             SELECT CAST("timestamp" AS DATE) AS day, count(*) AS questions,
-                   count_if(success) AS answered, count_if(status = 'refused') AS refused,
-                   count_if(status = 'error') AS errors
+                   count_if(success)::BIGINT AS answered,
+                   count_if(status = 'refused')::BIGINT AS refused,
+                   count_if(status = 'error')::BIGINT AS errors
             FROM {logs} GROUP BY day ORDER BY day""", filters, include_archive)
 
     def latency_by_stage(self, filters: AuditFilters | None = None,
                          include_archive: bool = False) -> pd.DataFrame:
-        """p50/p95 per stage (ms) over rows that report that stage."""
-        parts = ", ".join(f"quantile_cont({c}, [0.5, 0.95]) AS {s}, count({c}) AS {s}_n"
-                          for s, c in STAGES)
+        """p50/p95 per stage (ms) over the rows where that stage ran (latency above 0)."""
+        parts = ", ".join(f"quantile_cont({c}, [0.5, 0.95]) FILTER (WHERE {c} > 0) AS {s}, "
+                          f"count({c}) FILTER (WHERE {c} > 0) AS {s}_n" for s, c in STAGES)
         row = self._row(f"SELECT {parts} FROM {{logs}}", filters, include_archive)
         records = []
         for stage, _ in STAGES:
@@ -152,7 +154,8 @@ class AuditReader:
                                    WHEN status = 'refused' THEN ['(none)']
                                    ELSE []::VARCHAR[] END) AS reason_code, status
                 FROM {logs})
-            SELECT reason_code, count_if(status = 'refused') AS refused, count(*) AS total
+            SELECT reason_code, count_if(status = 'refused')::BIGINT AS refused,
+                   count(*) AS total
             FROM codes GROUP BY reason_code ORDER BY refused DESC, total DESC, reason_code""",
                            filters, include_archive)
 
@@ -161,7 +164,7 @@ class AuditReader:
         """Questions grouped case- and space-insensitively; the latest wording is shown."""
         return self._frame("""
             SELECT arg_max(user_query_text, "timestamp") AS question, count(*) AS count,
-                   count_if(success) AS answered, max("timestamp") AS last_asked,
+                   count_if(success)::BIGINT AS answered, max("timestamp") AS last_asked,
                    avg(confidence_score) AS confidence_mean
             FROM {logs} WHERE trim(coalesce(user_query_text, '')) <> ''
             GROUP BY lower(trim(user_query_text))
@@ -198,10 +201,13 @@ class AuditReader:
         temp = path.with_name(f".{path.name}.partial")
         literal = str(temp).replace("'", "''")
         scope = Scope.build(filters, self.archive_dir, include_archive)
-        with self._reading() as con:
-            rows = con.execute(f"COPY (SELECT {select} FROM {scope.sql} "
-                               f"ORDER BY \"timestamp\", log_id) TO '{literal}' ({options})",
-                               list(scope.params)).fetchone()[0]
-        os.replace(temp, path)
+        try:
+            with self._reading() as con:
+                rows = con.execute(f"COPY (SELECT {select} FROM {scope.sql} "
+                                   f"ORDER BY \"timestamp\", log_id) TO '{literal}' ({options})",
+                                   list(scope.params)).fetchone()[0]
+            os.replace(temp, path)
+        finally:
+            temp.unlink(missing_ok=True)
         return int(rows)
 

@@ -30,7 +30,11 @@ def cutoff_for(days: int) -> datetime:
     """Now (UTC) minus `days`; the CLI and the pages pass user input here."""
     if isinstance(days, bool) or not isinstance(days, int) or days < 0:
         raise InputError(f"--older-than must be a whole number of days, 0 or more; got {days!r}.")
-    return datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
+    return _utc_now() - timedelta(days=days)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def _literal(path: Path) -> str:
@@ -80,7 +84,7 @@ def archive_rows(con: duckdb.DuckDBPyConnection, archive_dir: Path, cutoff: date
                 [start, min(_next_month(start), cutoff)]).fetchone()[0]
             _fsync(temp)
             con.execute(f"INSERT INTO {ARCHIVE_FILES_TABLE} VALUES (?, ?, ?)",
-                        [_relative(final, archive_dir), rows, datetime.now(UTC).replace(tzinfo=None)])
+                        [_relative(final, archive_dir), rows, _utc_now()])
         moved = con.execute(f'DELETE FROM {TABLE} WHERE "timestamp" < ?', [cutoff]).fetchone()[0]
         con.commit()
     except BaseException:
@@ -134,7 +138,8 @@ def _prune_file(con: duckdb.DuckDBPyConnection, archive_dir: Path, path: Path,
     con.execute(f'COPY (SELECT * FROM read_parquet(?) WHERE "timestamp" >= ?) TO {_literal(temp)} '
                 f"(FORMAT parquet, COMPRESSION zstd)", [str(path), cutoff])
     _fsync(temp)
-    con.execute(f"UPDATE {ARCHIVE_FILES_TABLE} SET rows = ? WHERE path = ?", [total - old, relative])
+    con.execute(f"UPDATE {ARCHIVE_FILES_TABLE} SET rows = ? WHERE path = ?",
+                [total - old, relative])
     os.replace(temp, path)
     return int(old)
 

@@ -129,6 +129,7 @@ class RowEncoder:
     def __init__(self, refresh_s: float = SECRET_REFRESH_S) -> None:
         self._refresh_s = refresh_s
         self._secrets: tuple[str, ...] = ()
+        self._forms: tuple[str, ...] = ()  # each secret raw and as it looks inside JSON
         self._checked = float("-inf")
         self._lock = threading.Lock()
 
@@ -136,16 +137,17 @@ class RowEncoder:
         with self._lock:
             if time.monotonic() - self._checked > self._refresh_s:
                 self._secrets, self._checked = current_secrets(), time.monotonic()
+                self._forms = tuple({f for s in self._secrets
+                                     for f in (s, json.dumps(s, ensure_ascii=False)[1:-1])})
             return self._secrets
 
     def encode(self, row: dict[str, Any]) -> bytes:
         secrets = self.secrets()
         line = _dumps(row)
         # Fast path: one substring search per secret; walk the row only when one is present.
-        forms = [f for s in secrets for f in {s, json.dumps(s, ensure_ascii=False)[1:-1]}]
-        if any(form in line for form in forms):
+        if any(form in line for form in self._forms):
             line = _dumps(scrub(row, secrets))
-            for form in forms:  # a secret spanning two values: last resort, on the text itself
+            for form in self._forms:  # a secret spanning two values: last resort, on the text
                 line = line.replace(form, REDACTED)
         return (line + "\n").encode("utf-8", errors="replace")
 

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import duckdb
-import pyarrow as pa
 
 from rag.errors import AuditError
 
@@ -18,7 +17,8 @@ TABLE = "audit_logs"
 MIGRATIONS_TABLE = "_audit_migrations"
 ARCHIVE_FILES_TABLE = "_audit_archive_files"
 
-# (column, DuckDB type) in table order; JSON columns hold JSON text, lists are native lists.
+# (column, DuckDB type) in table order, as migrated; the spool import reads JSON lines with
+# these types. JSON columns hold JSON text, lists are native lists.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("log_id", "VARCHAR"), ("query_id", "VARCHAR"), ("answer_id", "VARCHAR"),
     ("session_id", "VARCHAR"), ("client_id", "VARCHAR"), ("timestamp", "TIMESTAMP"),
@@ -41,10 +41,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 JSON_COLUMNS = tuple(name for name, kind in COLUMNS if kind == "JSON")
 LIST_COLUMNS = tuple(name for name, kind in COLUMNS if kind.endswith("[]"))
-_ARROW_TYPES = {"VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.timestamp("us"),
-                "INTEGER": pa.int32(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
-                "VARCHAR[]": pa.list_(pa.string())}
-ARROW_SCHEMA = pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in COLUMNS])
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[Migration] = []
@@ -127,3 +123,4 @@ def apply_migrations(db: duckdb.DuckDBPyConnection,
             raise
         done.append(step.__name__)
     return done
+

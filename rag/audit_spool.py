@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,14 @@ from rag.errors import AuditError
 log = logging.getLogger(__name__)
 SEGMENT_SUFFIX = ".jsonl"
 REJECTED_FILE = "rejected.jsonl.bad"
+STALE_NEW_S = 60.0  # a segment is renamed from .new within microseconds of its creation
 
 
 @dataclass
 class Segment:
     path: Path
     fd: int
+    size: int = 0
 
 
 def _fsync_dir(path: Path) -> None:
@@ -59,66 +61,94 @@ def create_segment(spool_dir: Path) -> Segment:
     return Segment(path, fd)
 
 
+@dataclass
+class _Active:
+    """The segment being appended to, with its own group-fsync state."""
+
+    segment: Segment
+    lines: int = 0  # complete lines written
+    size: int = 0
+    synced: int = 0  # lines known to be on disk
+    closed: bool = False
+    sync_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sync_upto(self, lines: int) -> None:
+        """fdatasync once for every line written so far; callers covered by it skip theirs."""
+        with self.sync_lock:
+            if self.synced >= lines or self.closed:
+                return
+            target = self.lines
+            os.fdatasync(self.segment.fd)
+            self.synced = target
+
+    def finish(self) -> None:
+        with self.sync_lock:
+            if self.synced < self.lines:
+                os.fdatasync(self.segment.fd)
+            self.synced, self.closed = self.lines, True
+            os.close(self.segment.fd)  # releases the flock: importers may claim it now
+
+
 class SpoolWriter:
-    """This process's active segment. append() is thread-safe; concurrent fsyncs are grouped."""
+    """This process's active segment. append() is thread-safe; concurrent fsyncs are grouped,
+    and sealing never makes append() wait for a disk flush."""
 
     def __init__(self, spool_dir: Path, fsync_each: bool = True) -> None:
         self.spool_dir = spool_dir
         self.fsync_each = fsync_each
         spool_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._lock = threading.Lock()  # order: _lock before _sync_lock
-        self._sync_lock = threading.Lock()
-        self._segment: Segment | None = create_segment(spool_dir)
-        self._written = self._synced = 0  # lines ever written / known to be on disk
-        self.pending = 0  # lines in the active segment
-        self.pending_bytes = 0
+        self._lock = threading.Lock()
+        self._active: _Active | None = _Active(create_segment(spool_dir))
+        self.sealed_at = time.monotonic()
 
     @property
-    def active_path(self) -> Path | None:
-        return self._segment.path if self._segment else None
+    def pending(self) -> int:
+        """Lines in the active segment (not yet sealed for import)."""
+        active = self._active
+        return active.lines if active else 0
+
+    @property
+    def pending_bytes(self) -> int:
+        active = self._active
+        return active.size if active else 0
 
     def append(self, line: bytes) -> None:
         with self._lock:
-            if self._segment is None:
+            active = self._active
+            if active is None:
                 raise AuditError("The audit store is closed; open a new AuditStore to record.")
-            _write_all(self._segment.fd, line)
-            self._written += 1
-            self.pending += 1
-            self.pending_bytes += len(line)
-            seq = self._written
+            _write_all(active.segment.fd, line)
+            active.lines += 1
+            active.size += len(line)
+            lines = active.lines
         if self.fsync_each:
-            self._sync_upto(seq)
-
-    def _sync_upto(self, seq: int) -> None:
-        with self._sync_lock:
-            if self._synced >= seq or self._segment is None:
-                return
-            target = self._written  # every line up to here is in the current segment
-            os.fdatasync(self._segment.fd)
-            self._synced = target
+            active.sync_upto(lines)
 
     def sync(self) -> None:
-        self._sync_upto(self._written)
+        active = self._active
+        if active is not None:
+            active.sync_upto(active.lines)
 
     def seal(self, reopen: bool = True) -> Path | None:
         """Close the active segment (now importable) and start a new one; None when empty."""
-        if self.pending == 0 and reopen:
+        if reopen and self.pending == 0:
             return None
-        fresh = create_segment(self.spool_dir) if reopen else None
-        with self._lock, self._sync_lock:
-            old = self._segment
-            if old is None:  # closed meanwhile: drop the fresh segment again
-                release([fresh] if fresh else [], delete=True)
-                return None
-            os.fdatasync(old.fd)
-            self._synced = self._written
-            os.close(old.fd)
-            empty = self.pending == 0
-            self._segment, self.pending, self.pending_bytes = fresh, 0, 0
-        if empty:
-            old.path.unlink(missing_ok=True)
+        fresh = _Active(create_segment(self.spool_dir)) if reopen else None
+        with self._lock:
+            old = self._active
+            if old is not None:
+                self._active = fresh
+                self.sealed_at = time.monotonic()
+        if old is None:  # closed meanwhile: drop the fresh segment again
+            if fresh is not None:
+                fresh.finish()
+                fresh.segment.path.unlink(missing_ok=True)
             return None
-        return old.path
+        old.finish()
+        if old.lines == 0:
+            old.segment.path.unlink(missing_ok=True)
+            return None
+        return old.segment.path
 
     def close(self) -> None:
         self.seal(reopen=False)
@@ -126,6 +156,7 @@ class SpoolWriter:
 
 def claim_segments(spool_dir: Path) -> list[Segment]:
     """Lock every segment no live writer holds; the caller imports, then release()s them."""
+    _remove_stale_new(spool_dir)
     claimed = []
     for path in sorted(spool_dir.glob(f"*{SEGMENT_SUFFIX}")):
         try:
@@ -134,22 +165,33 @@ def claim_segments(spool_dir: Path) -> list[Segment]:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_nlink == 0:  # another importer finished it meanwhile
+            stat = os.fstat(fd)
+            if stat.st_nlink == 0:  # another importer finished it meanwhile
                 raise BlockingIOError
         except BlockingIOError:
             os.close(fd)
             continue
-        claimed.append(Segment(path, fd))
+        claimed.append(Segment(path, fd, stat.st_size))
     return claimed
 
 
+def _remove_stale_new(spool_dir: Path) -> None:
+    """Empty `.new` files of a writer killed while creating a segment (never written to)."""
+    for path in spool_dir.glob("*.new"):
+        try:
+            if time.time() - path.stat().st_mtime > STALE_NEW_S:
+                path.unlink()
+        except FileNotFoundError:
+            continue
+
+
 def release(segments: list[Segment], delete: bool) -> None:
+    """Unlock claimed segments, deleting them once imported. A deletion lost in a crash only
+    means importing the segment again, which the log_id key makes harmless: no dir fsync."""
     for segment in segments:
         if delete:
             segment.path.unlink(missing_ok=True)
         os.close(segment.fd)
-    if delete and segments:
-        _fsync_dir(segments[0].path.parent)
 
 
 def parse_lines(data: bytes, source: str = "") -> Iterator[dict[str, Any]]:
@@ -162,23 +204,6 @@ def parse_lines(data: bytes, source: str = "") -> Iterator[dict[str, Any]]:
             yield json.loads(line)
         except ValueError:
             log.warning("audit spool %s line %d is not valid JSON; skipped", source, number)
-
-
-def read_segment(segment: Segment) -> list[dict[str, Any]]:
-    with os.fdopen(os.dup(segment.fd), "rb") as f:
-        f.seek(0)
-        return list(parse_lines(f.read(), str(segment.path)))
-
-
-def read_spool(spool_dir: Path) -> list[dict[str, Any]]:
-    """Every spooled row, active segments included, without locking (for read-only views)."""
-    rows = []
-    for path in sorted(spool_dir.glob(f"*{SEGMENT_SUFFIX}")):
-        try:
-            rows.extend(parse_lines(path.read_bytes(), str(path)))
-        except FileNotFoundError:
-            continue
-    return rows
 
 
 def reject_rows(spool_dir: Path, rows: list[dict[str, Any]]) -> None:
