@@ -106,7 +106,8 @@ def read_settings_file(path: Path) -> dict[str, Any]:
 
 def _from_file(data: dict[str, Any]) -> dict[str, Any]:
     book, retrieval = data.get("book", {}), data.get("retrieval", {})
-    answer, guard, budget = data.get("answer", {}), data.get("guardrails", {}), data.get("budget", {})
+    answer, guard = data.get("answer", {}), data.get("guardrails", {})
+    budget = data.get("budget", {})
     values: dict[str, Any] = {
         "book_title": book.get("title"), "base_url": book.get("base_url"),
         "url_template": book.get("url_template"),
@@ -124,7 +125,8 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
         "history_messages": data.get("chat", {}).get("history_messages"),
     }
     defaults = {
-        name: EmbedderDefaults(**{k: v for k, v in spec.items() if k in EmbedderDefaults.__annotations__})
+        name: EmbedderDefaults(**{k: v for k, v in spec.items()
+                                  if k in EmbedderDefaults.__annotations__})
         for name, spec in data.get("embedders", {}).items()
     }
     values["embedder_defaults"] = defaults
@@ -136,7 +138,8 @@ def _from_env(env: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {key: Path(env[name]) for name, key in paths.items() if env.get(name)}
     for name, key, cast in (("RAG_EMBEDDER", "embedder", str), ("RAG_LLM", "llm", str),
                             ("RAG_DENSE_WEIGHT", "w_dense", float), ("RAG_TOP_K", "top_k", int),
-                            ("RAG_THRESHOLD", "threshold", float), ("RAG_BASE_URL", "base_url", str),
+                            ("RAG_THRESHOLD", "threshold", float),
+                            ("RAG_BASE_URL", "base_url", str),
                             ("QDRANT_URL", "qdrant_url", str), ("RAG_LLM_MODEL", "llm_model", str)):
         if env.get(name):
             try:
@@ -159,6 +162,12 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
     env_values = _from_env(env)
     values.update(env_values)
     values.update({k: v for k, v in overrides.items() if v is not None})
+    for key in ("book_dir", "index_dir", "audit_db", "settings_file"):
+        values[key] = Path(values[key]) if key in values else getattr(Settings, key)
+    if overrides.get("threshold") is not None and "threshold_source" not in overrides:
+        values["threshold_source"] = "set explicitly"
+    elif "threshold" in env_values:
+        values["threshold_source"] = "RAG_THRESHOLD environment variable"
     settings = Settings(**values)
     return _apply_embedder_defaults(settings, explicit_threshold="threshold" in env_values
                                     or overrides.get("threshold") is not None)
@@ -170,7 +179,9 @@ def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Se
         return validate_settings(settings)
     changes: dict[str, Any] = {"gate_answer": spec.gate_answer, "gate_caveat": spec.gate_caveat}
     if not explicit_threshold:
-        changes.update(threshold=spec.threshold, threshold_source=spec.source)
+        changes.update(threshold=spec.threshold,
+                       threshold_source=spec.source or f"[embedders.{settings.embedder}] in "
+                       f"{settings.settings_file.name}")
     return validate_settings(dataclasses.replace(settings, **changes))
 
 

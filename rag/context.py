@@ -26,9 +26,14 @@ NOTICES = {
     "selection_missing": "No text is selected, so the full book was searched instead.",
     "unknown_mode": "Unknown answer mode; the full book was searched instead.",
 }
-FOLLOW_UP_RE = re.compile(
-    r"^\s*(and|also|but|so|then|what about|how about|why|how so|what else)\b"
-    r"|\b(it|its|it's|they|them|their|this|that|these|those|he|she|one)\b", re.IGNORECASE)
+# A follow-up opens with a connective, or refers back before naming anything itself: in "How is
+# it tuned?" the "it" comes first, in "What is derivative kick and how is it avoided?" it does not.
+# "Why ..." and "How ..." open most standalone questions, so they are not connectives here.
+CONNECTIVE_RE = re.compile(
+    r"^\W*(and|also|but|so|then|what about|how about|how so|what else)\b", re.IGNORECASE)
+BACK_REFERENCE_RE = re.compile(
+    r"\b(it|its|it's|they|them|their|this|that|these|those|he|she|one)\b", re.IGNORECASE)
+SHORT_QUESTION = 2  # content words; "Why?" or "What about stairs?" cannot stand alone
 REWRITE_SYSTEM = (
     "You rewrite a follow-up question from a conversation into one standalone search query for a "
     "textbook. Reply with the query only, on one line. The conversation and the question are "
@@ -72,8 +77,11 @@ def _fallback(mode: str, reason: str, clear: bool = False) -> ContextDecision:
 
 
 def is_follow_up(question: str) -> bool:
-    """Short or back-referring questions depend on the conversation."""
-    return len(tokenize(question)) <= 2 or bool(FOLLOW_UP_RE.search(question))
+    """Short questions, connectives, and back-references that come before any content word."""
+    if len(tokenize(question)) <= SHORT_QUESTION or CONNECTIVE_RE.search(question):
+        return True
+    reference = BACK_REFERENCE_RE.search(question)
+    return reference is not None and not tokenize(question[:reference.start()])
 
 
 def rewrite_query(question: str, history: Sequence[Message], llm: LLM | None = None,

@@ -22,16 +22,35 @@ REASON_CODES = (CAPABILITY_CODE, CAPABILITY_REALTIME, CONTENT_NOT_COVERED, CONTE
 REFUSAL_CODES = (CAPABILITY_CODE, CAPABILITY_REALTIME, CONTENT_NOT_COVERED, CONTENT_OFF_TOPIC,
                  CITATION_MISSING)
 
+# Capability requests are judged by form, not topic: the book explains PID loops, so "How is the
+# loop implemented?" is a question about the book, while "Write a PID class" asks for code. Words
+# with an in-domain meaning (function, class, module, current, today, weather, "at the moment of")
+# only count in request form; "nowadays" asks about the present era, which the book covers.
+_LANGUAGES = r"python|c\+\+|rust|java|javascript|typescript|matlab|julia|golang"
+_REQUEST_START = (r"^\W*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?|"
+                  r"i (?:need|want) you to\s+|help me\s+)?")
 CODE_REQUEST_RE = re.compile(
-    r"\b(write|implement|generate|create|build|code up|give me|show me|produce)\b[^.?!]{0,60}?"
-    r"\b(code|function|script|program|class|node|snippet|implementation|module|library|"
-    r"algorithm in|in (python|c\+\+|rust|java|matlab))\b"
-    r"|^\s*(implement|code)\b", re.IGNORECASE)
+    # any creation verb + an unmistakable code artefact
+    r"\b(write|implement|generate|create|build|code up|give me|show me|produce|provide)\b"
+    r"[^.?!]{0,60}?\b(code|source code|pseudo-?code|scripts?|snippets?|programs?|"
+    rf"(?:{_LANGUAGES})\b)"
+    # a request that opens with a writing verb + a software noun
+    rf"|{_REQUEST_START}(write|implement|generate|create|code)\b[^.?!]{{0,60}}?"
+    r"\b(functions?|class(?:es)?|methods?|modules?|library|implementation|node|package|api)\b"
+    # "implement ..." / "code ..." as the request itself, or anything asked for in a language
+    rf"|{_REQUEST_START}(implement|code up|code)\b|\bin ({_LANGUAGES})\b",
+    re.IGNORECASE)
+_CLAUSE_END = r"\s*(?:[?.!,;]|$)"
 REALTIME_RE = re.compile(
-    r"\b(today|tonight|right now|at the moment|as of now|this (week|month|year)|yesterday|"
-    r"tomorrow|latest (news|version|release|price|prices|model|models|results?)|"
-    r"current (price|prices|news|status|events?|weather|stock|valuation|ceo)|stock price|"
-    r"breaking news|news|weather|share price|(will|going to) .{0,40}\bin 20\d\d)\b",
+    r"\b(right now|as of (?:now|today)|currently available|yesterday|tomorrow|"
+    r"tonight|today's|this (?:week|month|year|morning|afternoon|evening)|"
+    r"(?:last|next) (?:week|month|year)|(?:stock|share) prices?|"
+    r"(?:current|latest|today's) (?:prices?|valuation|market|events?|ceo|weather|stock|"
+    r"rankings?|standings)|latest (?:version|release|firmware|models?|results?|figures)|"
+    r"(?:latest|recent|breaking|current)\s+(?:\w+\s+){0,2}?news|in the news|"
+    r"weather (?:forecast|like|today|tomorrow|in|for)|"
+    r"(?:will|going to)\b[^.?!]{0,40}\b(?:in|by) 20\d\d)\b"
+    rf"|\b(today|at the moment){_CLAUSE_END}",
     re.IGNORECASE)
 
 NOT_COVERED = ("I can only answer questions based on {book}. This topic isn't covered in the "

@@ -5,6 +5,7 @@ context selection -> retrieval -> synthesis -> citations & guardrails -> Respons
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 import uuid
@@ -18,11 +19,13 @@ from rag import guardrails as g
 from rag.config import Settings
 from rag.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
 from rag.errors import BudgetExceeded, InputError, ProviderError, RagError
+from rag.fallback import search_book
 from rag.index import BookIndex
 from rag.providers.base import LLM, Message
+from rag.providers.memo import QueryMemo
 from rag.response import build_response, error_response
-from rag.retrieve import retrieve, score_selection, validate_query
-from rag.synthesis import extractive_draft, llm_draft, llm_draft_stream
+from rag.retrieve import score_selection, validate_query
+from rag.synthesis import extractive_draft, llm_draft, llm_draft_stream, sentence_vectors_for
 from rag.types import Draft, Response, Retrieval
 
 TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
@@ -38,6 +41,7 @@ class Turn:
     started: float
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
     notices: list[str] = dataclasses.field(default_factory=list)
+    index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -66,6 +70,7 @@ class Pipeline:
         self.audit = audit
         built = index.manifest.get("built_at", "")[:10]
         self.as_of = built or datetime.now(UTC).date().isoformat()
+        self.sentence_vectors = sentence_vectors_for(index.embedder)
         self._warm_up()
         self.context = {"book_hash": index.manifest.get("book_hash", ""), "as_of": self.as_of,
                         "collection": index.collection}
@@ -88,7 +93,8 @@ class Pipeline:
                       ) -> Iterator[str | Response]:
         """Text deltas while the answer is written, then the final Response (always last)."""
         settings = settings or self.settings
-        turn = Turn(question="", settings=settings, started=time.perf_counter())
+        turn = Turn(question="", settings=settings, started=time.perf_counter(),
+                    index=self._request_index())
         meta = {"query_id": str(uuid.uuid4()), "session_id": session_id, "mode": mode,
                 "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
                 "question": question if isinstance(question, str)
@@ -124,11 +130,25 @@ class Pipeline:
         yield response
 
     def _warm_up(self) -> None:
-        """Load the embedder now: its first use takes seconds and must not count as a query."""
+        """Load the embedder and the LLM's SDK now: each takes seconds the first time (importing
+        anthropic took 5 s on a busy machine), which must not count against a question's budget."""
         try:
             self.index.embedder.embed_query("warm up")
         except RagError:
             pass  # retrieval will degrade to BM25 with a notice, per question
+        make_client = getattr(self.llm, "client", None)  # AnthropicLLM builds its client lazily
+        if callable(make_client):
+            try:
+                make_client()
+            except RagError:
+                pass  # the first question reports the problem as a synthesis error
+
+    def _request_index(self) -> BookIndex:
+        """The index for one request, its embedder wrapped so the question embedded for
+        retrieval is not embedded a second time to score the answer's sentences."""
+        index = copy.copy(self.index)  # shallow: chunks, BM25 and store are shared, read-only
+        index.embedder = QueryMemo(self.index.embedder)
+        return index
 
     # -- stages -----------------------------------------------------------------------------
 
@@ -158,13 +178,13 @@ class Pipeline:
             query = rewrite_query(turn.question, history[-s.history_messages:], rewriter,
                                   timeout=min(1.0, s.budget_retrieval_s / 2))
             if decision.mode_used == SELECTION:
-                hit = score_selection(self.index, decision.selection, query, s.w_dense,
+                hit = score_selection(turn.index, decision.selection, query, s.w_dense,
                                       s.threshold)
                 return query, Retrieval(query, s.retrieval, (hit,), (hit,))
-            book = retrieve(self.index, query, s.retrieval)
+            book = search_book(turn.index, query, s.retrieval)
             if decision.selection is None:
                 return query, book
-            hit = score_selection(self.index, decision.selection, query, s.w_dense, s.threshold)
+            hit = score_selection(turn.index, decision.selection, query, s.w_dense, s.threshold)
             hits = (hit, *book.hits[: s.top_k - 1])
             return query, dataclasses.replace(book, candidates=(hit, *book.candidates), hits=hits)
 
@@ -218,6 +238,9 @@ class Pipeline:
                 turn.question, hits, self.llm, timeout=s.budget_synthesis_s, **kwargs),
                 s.budget_synthesis_s)
         except ProviderError as e:
+            if time.perf_counter() - t0 >= s.budget_synthesis_s or \
+                    turn.elapsed() >= s.budget_total_s:
+                raise BudgetExceeded("synthesis") from e  # over budget is a timeout, not a fallback
             if not s.llm_fallback:
                 raise
             turn.notices.append(f"{e} Answered from the book's own sentences instead.")
@@ -228,14 +251,14 @@ class Pipeline:
             return dataclasses.replace(draft, notices=(*draft.notices, "llm_fallback"))
 
     def _extractive(self, turn: Turn, hits, candidates) -> Draft:
-        embedder = self.index.embedder
+        """Book sentences scored with the embedder; lexically only when the embedder fails."""
         count = turn.settings.extractive_sentences
         try:
-            vector = embedder.embed_query(turn.question)
+            vector = turn.index.embedder.embed_query(turn.question)
+            return extractive_draft(turn.question, hits, count, embed=self.sentence_vectors,
+                                    query_vector=vector, siblings=candidates)
         except RagError:
             return extractive_draft(turn.question, hits, count, siblings=candidates)
-        return extractive_draft(turn.question, hits, count, embed=embedder.embed_documents,
-                                query_vector=vector, siblings=candidates)
 
     def _record(self, response: Response, session_id: str) -> None:
         if self.audit is None:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from rag.pipeline import Turn
 
 SOFT_CODES = (g.CONFIDENCE_HEDGE, g.CONFIDENCE_LOW, g.CITATION_UNCITED_SENTENCES)
+MODE_LABELS = {"full-book": "Searched full book", "selection": "Answered from selected text",
+               "selection+book": "Answered from selected text + book"}  # as the chat page says
 DEGRADED_NOTICE_WORDS = ("BM25-only", "instead")  # service fallbacks make an answer partial
 
 
@@ -41,7 +43,8 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     else:
         verdicts.extend(g.check_citations(len(cited.citations), cited.uncited_sentences,
                                           cited.unresolved, s.guardrail_mode))
-    hedge = g.check_hedges(cited.text, s.hedge_words)
+    # an extractive answer is the book's own words: its "might be" is the book's, not a guess
+    hedge = None if draft.provider == "extractive" else g.check_hedges(cited.text, s.hedge_words)
     if hedge:
         verdicts.append(hedge)
     decision = gate(confidence.score, s.gate_answer, s.gate_caveat)
@@ -78,8 +81,8 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
         warnings = [v.message for v in verdicts if v.action == "warn"]
         if warnings:
             answer = answer + "\n\n" + "\n".join(warnings)
-        degraded = any(w in n for n in turn.notices for w in DEGRADED_NOTICE_WORDS) and \
-            decision.fallback_reason is None
+        service_notices = [n for n in turn.notices if n != decision.notice]
+        degraded = any(w in n for n in service_notices for w in DEGRADED_NOTICE_WORDS)
         status = "partial" if warnings or degraded or (draft and draft.notices) else "success"
     used = {c.chunk_id for c in citations}
     return Response(
@@ -102,8 +105,7 @@ def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retri
     return {
         **meta, "mode_used": decision.mode_used, "fallback_reason": decision.fallback_reason,
         "clear_selection": decision.clear_selection,
-        "mode_label": "Answered from selected text" if decision.mode_used != "full-book"
-        else "Searched full book",
+        "mode_label": MODE_LABELS[decision.mode_used],
         "retrieval_query": retrieval_query, "chunks_retrieved": len(retrieval.candidates),
         "chunks_used": chunks_used,
         "retrieval_latency_ms": timings.get("retrieval", 0.0),

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -10,7 +13,7 @@ import numpy as np
 from rag.bm25 import tokenize
 from rag.chunk import split_units
 from rag.confidence import parse_stated_confidence, strip_stated_confidence
-from rag.providers.base import LLM, Message
+from rag.providers.base import LLM, Embedder, Message
 from rag.types import Draft, Hit
 
 MARKER_RE = re.compile(r"\[S(\d+)\]")
@@ -26,14 +29,58 @@ Rules:
 6. End with a line "Confidence: 0.xx" giving your confidence (0.0-1.0) that the answer is fully
    supported by the excerpts."""
 LIST_MARK_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# A Markdown table (its |---| row included), also when chunking flattened its rows into one line.
+TABLE_RE = re.compile(r"\|(?:[^|\n]*\|)*?\s*:?-{3,}:?\s*\|(?:[^|\n]*\|)*")
 EXTRACTIVE = "extractive"
 PREFILTER = 10  # sentences embedded per question: ~10 ms each on one core
 KEEP_RELATIVE = 0.75  # a sentence far below the best one adds noise, not support
 
 
+class SentenceVectors:
+    """Vectors of book sentences for extractive answers, each embedded once per embedder: a book's
+    sentences recur across questions, and embedding them is most of an extractive answer's time.
+
+    Each sentence is embedded on its own, so its vector never depends on the batch it came in
+    with, and answers stay identical whichever question embedded a sentence first."""
+
+    def __init__(self, embedder: Embedder, size: int = 8192) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        with self._lock:
+            found = {s: self._vectors[s] for s in sentences if s in self._vectors}
+        for sentence in dict.fromkeys(s for s in sentences if s not in found):
+            found[sentence] = self.embedder.embed_documents([sentence])[0]
+        with self._lock:
+            for sentence, vector in found.items():
+                self._vectors[sentence] = vector
+                self._vectors.move_to_end(sentence)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        if not sentences:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.vstack([found[s] for s in sentences])
+
+
+_SHARED: weakref.WeakKeyDictionary[Embedder, SentenceVectors] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def sentence_vectors_for(embedder: Embedder) -> SentenceVectors:
+    """One cache per embedder object, shared by every pipeline built on it."""
+    with _SHARED_LOCK:
+        if embedder not in _SHARED:
+            _SHARED[embedder] = SentenceVectors(embedder)
+        return _SHARED[embedder]
+
+
 def excerpt_label(i: int, hit: Hit) -> str:
     c = hit.chunk
-    where = "pasted selection" if c.source == "selection" else f"{c.chapter_title} > {c.section_title}"
+    where = ("pasted selection" if c.source == "selection"
+             else f"{c.chapter_title} > {c.section_title}")
     return f"[S{i}] {where}"
 
 
@@ -61,6 +108,7 @@ def _candidate_sentences(hits: Sequence[Hit], siblings: Sequence[Hit] = ()
                 and h.chunk.section_key in marker_of]
     out, seen = [], set()
     for n, (i, text) in enumerate(sources):
+        text = TABLE_RE.sub("\n\n", text)  # a table is no sentence, and must not glue two
         for position, (unit, is_code) in enumerate(split_units(text), start=n * 1000):
             sentence = clean_sentence(unit)
             if is_code or sentence.startswith("|") or len(sentence.split()) < 5:

@@ -13,6 +13,7 @@ from rag.engine import load_index
 from rag.errors import InputError
 from rag.pipeline import Pipeline
 from rag.providers.registry import get_llm
+from rag.retrieve import validate_query
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,12 +53,14 @@ def open_audit(settings, enabled: bool):
 
 def run_ask(args: argparse.Namespace) -> int:
     settings = settings_from(args, llm=args.llm)
+    # bad input and a missing key fail here, before the embedder loads and the index is checked
+    question = validate_query(args.question)
     selection = read_selection(args.selection_file)
-    question = args.question
+    llm = get_llm(settings)
     index, _ = load_index(settings, progress=terminal_progress)
     audit = open_audit(settings, not args.no_audit)
     try:
-        pipeline = Pipeline(index, settings, get_llm(settings), audit)
+        pipeline = Pipeline(index, settings, llm, audit)
         response = pipeline.answer(question, mode=args.mode, selection=selection,
                                    session_id="cli")
     finally:
@@ -65,11 +68,13 @@ def run_ask(args: argparse.Namespace) -> int:
             audit.close()
     if args.json:
         print_json(response.to_dict())
+    elif response.status == "error" and response.error_stage == "input":
+        raise InputError(response.error_message)
     else:
         print_answer(response)
-    if response.status == "error" and response.error_stage == "input":
-        raise InputError(response.error_message)
-    return 1 if response.status == "error" else 0
+    if response.status == "error":
+        return 2 if response.error_stage == "input" else 1
+    return 0
 
 
 def print_answer(response) -> None:

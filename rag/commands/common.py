@@ -5,16 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rag.config import Settings, load_settings
 
 
 def add_book_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--book", metavar="DIR", help="book folder (default: RAG_BOOK or data/book)")
-    parser.add_argument("--index", metavar="DIR",
+    parser.add_argument("--book", metavar="DIR", type=Path,
+                        help="book folder (default: RAG_BOOK or data/book)")
+    parser.add_argument("--index", metavar="DIR", type=Path,
                         help="index folder (default: RAG_INDEX_DIR or data/index)")
-    parser.add_argument("--embedder", metavar="NAME", help="local or cohere (default: RAG_EMBEDDER)")
+    parser.add_argument("--embedder", metavar="NAME",
+                        help="local or cohere (default: RAG_EMBEDDER)")
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
@@ -34,7 +37,8 @@ def terminal_progress(message: str, fraction: float) -> None:
         return
     width = 30
     filled = int(width * max(0.0, min(1.0, fraction)))
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {fraction:4.0%} {message[:50]:<50}")
+    bar = "#" * filled + "." * (width - filled)
+    sys.stderr.write(f"\r[{bar}] {fraction:4.0%} {message[:50]:<50}")
     if fraction >= 1.0:
         sys.stderr.write("\n")
     sys.stderr.flush()

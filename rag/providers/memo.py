@@ -1,0 +1,34 @@
+"""A per-request embedder wrapper that embeds each distinct query text once."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rag.providers.base import Embedder
+
+
+class QueryMemo(Embedder):
+    """One request's view of an embedder: each distinct query text is embedded once."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.name, self.model_id, self.dim = embedder.name, embedder.model_id, embedder.dim
+        self.max_tokens, self.batch_size = embedder.max_tokens, embedder.batch_size
+        self._queries: dict[str, np.ndarray] = {}
+
+    def count_tokens(self, text: str) -> int:
+        return self.embedder.count_tokens(text)
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        return self.embedder.count_tokens_batch(texts)
+
+    def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
+        return self.embedder._embed_batch(texts, input_type)
+
+    def embed_documents(self, texts: list[str], progress=None) -> np.ndarray:
+        return self.embedder.embed_documents(texts, progress)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._queries:
+            self._queries[text] = self.embedder.embed_query(text)
+        return self._queries[text]

@@ -1,0 +1,97 @@
+"""Confidence = 0.6 × retrieval + 0.4 × generation, its level and its gate, hand-computed."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.confidence import (
+    GATE_ANSWER,
+    GATE_CAVEAT,
+    GATE_REFUSE,
+    confidence_level,
+    gate,
+    parse_stated_confidence,
+    score_confidence,
+    strip_stated_confidence,
+)
+from rag.pipeline import Pipeline
+from rag.types import Confidence
+
+
+@pytest.mark.parametrize(("retrieval", "generation", "expected"), [
+    (0.5, None, Confidence(0.5, 0.8, 0.62, "low")),  # 0.30 + 0.32
+    (0.9, 0.92, Confidence(0.9, 0.92, 0.908, "high")),  # 0.54 + 0.368
+    (0.75, 0.7, Confidence(0.75, 0.7, 0.73, "medium")),  # 0.45 + 0.28
+    (1.0, 1.0, Confidence(1.0, 1.0, 1.0, "high")),
+    (0.0, 0.0, Confidence(0.0, 0.0, 0.0, "low")),
+    (0.0, None, Confidence(0.0, 0.8, 0.32, "low")),
+    (0.3, None, Confidence(0.3, 0.8, 0.5, "low")),  # the local threshold: 0.18 + 0.32
+    (1.3, -0.2, Confidence(1.0, 0.0, 0.6, "low")),  # both clipped to [0, 1]
+    (0.412345, 0.5, Confidence(0.4123, 0.5, 0.4474, "low")),  # 0.247407 + 0.2, 4 decimals
+])
+def test_score_confidence(retrieval, generation, expected: Confidence) -> None:
+    assert score_confidence(retrieval, generation) == expected
+
+
+@pytest.mark.parametrize(("score", "level"), [
+    (1.0, "high"), (0.8501, "high"), (0.85, "medium"), (0.7, "medium"), (0.6999, "low"),
+    (0.0, "low")])
+def test_levels_at_the_boundaries(score: float, level: str) -> None:
+    assert confidence_level(score) == level
+
+
+def test_level_boundaries_through_the_formula() -> None:
+    # 0.6 × 0.75 + 0.4 × 1.0 = 0.85 exactly: not above 0.85, so medium
+    assert score_confidence(0.75, 1.0) == Confidence(0.75, 1.0, 0.85, "medium")
+    # 0.6 × 0.5 + 0.4 × 1.0 = 0.70 exactly: medium includes 0.70
+    assert score_confidence(0.5, 1.0).level == "medium"
+    assert score_confidence(0.4983, 1.0).level == "low"  # 0.69898 -> 0.699
+
+
+@pytest.mark.parametrize(("score", "answer_at", "caveat_at", "decision"), [
+    (0.80, 0.80, 0.60, GATE_ANSWER),
+    (0.7999, 0.80, 0.60, GATE_CAVEAT),
+    (0.60, 0.80, 0.60, GATE_CAVEAT),
+    (0.5999, 0.80, 0.60, GATE_REFUSE),
+    # the local embedder's gate from data/settings.toml
+    (0.65, 0.65, 0.50, GATE_ANSWER),
+    (0.6499, 0.65, 0.50, GATE_CAVEAT),
+    (0.50, 0.65, 0.50, GATE_CAVEAT),
+    (0.4999, 0.65, 0.50, GATE_REFUSE),
+])
+def test_gate_boundaries(score, answer_at, caveat_at, decision) -> None:
+    assert gate(score, answer_at, caveat_at) == decision
+
+
+@pytest.mark.parametrize(("reply", "stated", "rest"), [
+    ("Integral action removes offset [S1].\nConfidence: 0.92", 0.92,
+     "Integral action removes offset [S1]."),
+    ("Answer [S1].\n\nconfidence: 0.5\n", 0.5, "Answer [S1]."),
+    ("Answer [S1].\nConfidence = 1.0", 1.0, "Answer [S1]."),
+    ("Answer [S1].\nConfidence: 0", 0.0, "Answer [S1]."),
+    ("Answer [S1]. Confidence: 0.85", 0.85, "Answer [S1]."),
+    ("Answer [S1].\n**Confidence:** 0.85", 0.85, "Answer [S1]."),
+    ("Answer [S1].\nConfidence: 0.7.", 0.7, "Answer [S1]."),
+    ("First [S1].\nConfidence: 0.3\nSecond [S2].\nConfidence: 0.6", 0.6,
+     "First [S1].\n\nSecond [S2]."),
+    # no stated confidence: the caller uses 0.80
+    ("Answer [S1].", None, "Answer [S1]."),
+    ("Answer [S1].\nConfidence: 92%", None, "Answer [S1].\nConfidence: 92%"),
+    ("Answer [S1].\nConfidence: 1.5", None, "Answer [S1].\nConfidence: 1.5"),
+    ("Confidence: 0.9 is what the excerpt gives the filter.", None,
+     "Confidence: 0.9 is what the excerpt gives the filter."),
+])
+def test_parse_and_strip_stated_confidence(reply: str, stated: float | None, rest: str) -> None:
+    assert parse_stated_confidence(reply) == stated
+    assert strip_stated_confidence(reply) == rest
+
+
+def test_pipeline_confidence_uses_the_best_hit_and_080(sample_index, sample_settings) -> None:
+    response = Pipeline(sample_index, sample_settings).answer(
+        "What does the integral term of a PID controller correct?")
+    best = response.retrieval.hits[0].blended
+    assert best == max(h.blended for h in response.retrieval.candidates)
+    c = response.confidence
+    assert (c.retrieval, c.generation) == (round(best, 4), 0.8)
+    assert c.score == round(0.6 * best + 0.32, 4)
+    assert c.level == confidence_level(c.score)
