@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.bm25 import B, K1, LexicalIndex, tokenize
+from rag.bm25 import K1, B, LexicalIndex, tokenize
 from rag.chunk import ChunkerSettings, chunk_book, embed_text_for
 from rag.errors import InputError
 from rag.index import MANIFEST, BookIndex, open_index, read_manifest
@@ -178,6 +178,21 @@ def rank_documents(docs: np.ndarray, scores: np.ndarray, k: int) -> list[str]:
     return [str(d) for d in docs[order]]
 
 
+def score_query(docs: np.ndarray, scores: np.ndarray, relevant: dict[str, int]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """nDCG@10 and Recall@100 of one query for every weight (rows of scores), as ndcg_at and
+    recall_at on rank_documents' order (docs are sorted, so index order is id order)."""
+    index = np.broadcast_to(np.arange(len(docs)), scores.shape)
+    order = np.lexsort((index, -scores), axis=-1)[:, :RECALL_AT]
+    gains = np.array([relevant.get(str(d), 0) for d in docs], dtype=float)[order]
+    discounts = 1.0 / np.log2(np.arange(2, NDCG_AT + 2))
+    top = gains[:, :NDCG_AT]
+    ideal = sorted(relevant.values(), reverse=True)[:NDCG_AT]
+    idcg = float(np.dot(ideal, discounts[: len(ideal)]))
+    ndcg = (top * discounts[: top.shape[1]]).sum(axis=1) / idcg if idcg else np.zeros(len(top))
+    return ndcg, (gains > 0).sum(axis=1) / max(len(relevant), 1)
+
+
 @dataclass(frozen=True)
 class BeirResult:
     queries: int
@@ -217,10 +232,7 @@ def run_benchmark(data: BeirData, index: BookIndex, dense_weight: float = 0.85,
         pool = collect_candidates(index, data.queries[qid], pool_size)
         doc_ids = np.array([c.chapter_id for c in pool.chunks])
         docs, scores = document_scores(doc_ids, pool.dense, pool.bm25.astype(np.float32), weights)
-        relevant = data.qrels[qid]
-        for j in range(len(weights)):
-            ranked = rank_documents(docs, scores[j], RECALL_AT)
-            ndcg[n, j], recall[n, j] = ndcg_at(ranked, relevant), recall_at(ranked, relevant)
+        ndcg[n], recall[n] = score_query(docs, scores, data.qrels[qid])
         if progress is not None and n % 20 == 0:
             progress(f"Query {n + 1}/{len(query_ids)}", n / max(len(query_ids), 1))
     mean_ndcg, mean_recall = ndcg.mean(axis=0), recall.mean(axis=0)

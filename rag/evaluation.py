@@ -72,10 +72,13 @@ def parse_yaml_questions(text: str, source: str = "questions.yaml") -> list[Ques
     try:
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f", line {mark.line + 1}" if mark else ""
+        mark, context = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
+        # PyYAML places errors at end-of-stream one line past the text; name the last line.
+        where = f", line {min(mark.line + 1, len(text.splitlines()) or 1)}" if mark else ""
+        started = (f", in the {e.context.removeprefix('while parsing a ')} starting on line "
+                   f"{context.line + 1}") if context and getattr(e, "context", None) else ""
         raise InputError(f"{source}{where}: not valid YAML "
-                         f"({getattr(e, 'problem', None) or e}).") from e
+                         f"({getattr(e, 'problem', None) or e}{started}).") from e
     if isinstance(data, dict) and "questions" in data:
         data = data["questions"]
     if not isinstance(data, list):

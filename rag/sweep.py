@@ -1,9 +1,10 @@
 """Weight × threshold sweeps: one candidate pass per question, then arithmetic on arrays.
 
-For each dense weight the blended scores of every candidate of every question are computed at
-once, sorted once, and reduced to the best chunk per section (what `rank_candidates` selects).
-Every threshold then only decides how many of the top-k section scores pass, so the metrics of
-all thresholds are read from per-question tables indexed by that count (0..k).
+Pools are padded into Q × C matrices. For each dense weight the blended scores of all questions
+are computed at once and the best k sections per question picked (k argmax passes, each removing
+the chosen section: what `rank_candidates` selects, ties included). A threshold then only decides
+how many of those k scores pass, so each question's metrics are tables over that count (0..k),
+and every threshold of the grid is summed in one pass (`passed_sum`): no re-ranking per setting.
 
 Outcome definitions (documented choice): a question is *answered* when its best blended score
 passes the threshold and the capability guardrail does not refuse it; an in-scope question is
@@ -36,15 +37,14 @@ Progress = Callable[[str, float], None]
 
 @dataclass(frozen=True, eq=False)
 class PoolArrays:
-    """Every candidate of every question as flat arrays; a "slot" is one (question, section)."""
+    """Every question's candidates as Q × C matrices (C = the largest pool, in pool order);
+    a "slot" is one (question, section) pair."""
 
     questions: tuple[Question, ...]
     refused: np.ndarray  # Q bool: the capability guardrail refuses whatever the setting
-    row: np.ndarray  # N question of each candidate
-    position: np.ndarray  # N its index in the pool: rank_candidates breaks ties by it
-    slot: np.ndarray  # N
-    dense: np.ndarray  # N float32
-    bm25: np.ndarray  # N float32, normalised as in CandidatePool.bm25
+    slot: np.ndarray  # Q × C each candidate's slot, -1 = padding
+    dense: np.ndarray  # Q × C float32
+    bm25: np.ndarray  # Q × C float32, normalised as in CandidatePool.bm25
     slot_mask: np.ndarray  # S int64: expected entries the slot's section matches
     slot_label: np.ndarray  # S `chapter_id#section_id`
     n_entries: np.ndarray  # Q expected entries per question
@@ -76,7 +76,8 @@ class SweepResult:
         return len(self.arrays.questions) - self.n_in_scope
 
     def locate(self, w_dense: float, threshold: float) -> tuple[int, int]:
-        wi, ti = np.abs(self.weights - w_dense).argmin(), np.abs(self.thresholds - threshold).argmin()
+        wi = np.abs(self.weights - w_dense).argmin()
+        ti = np.abs(self.thresholds - threshold).argmin()
         if abs(self.weights[wi] - w_dense) > 1e-9 or abs(self.thresholds[ti] - threshold) > 1e-9:
             raise ConfigError(f"w_dense {w_dense} / threshold {threshold} is not on the sweep's "
                               "grid; run a sweep with those values.")
@@ -149,51 +150,50 @@ def candidate_pass(index: BookIndex, questions: Sequence[Question], pool_size: i
 
 def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], top_k: int,
                  book_sections: Sequence[str] | None = None) -> PoolArrays:
-    """Flatten pools; book_sections (every `chapter#section` of the book) sizes nDCG's ideal."""
-    rows, positions, slots, dense, bm25 = [], [], [], [], []
+    """Pad pools into Q × C matrices; book_sections (every `chapter#section` of the book) sizes
+    nDCG's ideal list."""
+    width = max([len(p.chunks) for p in pools], default=0)
+    shape = (len(questions), max(width, 1))
+    dense, bm25 = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    slot = np.full(shape, -1, dtype=np.int64)
     masks: list[int] = []
     labels: list[str] = []
     idcg = np.zeros(len(questions))
     for qi, (q, pool) in enumerate(zip(questions, pools, strict=True)):
         local: dict[str, int] = {}
-        for c in pool.chunks:
+        for ci, c in enumerate(pool.chunks):
             if c.section_key not in local:
                 local[c.section_key] = len(masks)
                 masks.append(match_mask(q.expected_sections, c.section_ref))
                 labels.append(c.section_ref)
-            slots.append(local[c.section_key])
-        rows.append(np.full(len(pool.chunks), qi))
-        positions.append(np.arange(len(pool.chunks)))
-        dense.append(np.asarray(pool.dense, dtype=np.float32))
-        bm25.append(np.asarray(pool.bm25, dtype=np.float32))
+            slot[qi, ci] = local[c.section_key]
+        dense[qi, : len(pool.chunks)] = pool.dense
+        bm25[qi, : len(pool.chunks)] = pool.bm25
         universe = book_sections if book_sections is not None else labels
         relevant = count_relevant(q.expected_sections, universe) or len(q.expected_sections)
         idcg[qi] = ideal_dcg(relevant, top_k)
     refused = [check_capability(q.question, "", "") is not None for q in questions]
-    cat = (lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts
-           else np.zeros(0, dtype))
-    return PoolArrays(tuple(questions), np.array(refused, dtype=bool), cat(rows, np.int64),
-                      cat(positions, np.int64), np.array(slots, dtype=np.int64),
-                      cat(dense, np.float32), cat(bm25, np.float32),
+    return PoolArrays(tuple(questions), np.array(refused, dtype=bool), slot, dense, bm25,
                       np.array(masks, dtype=np.int64), np.array(labels, dtype=object),
                       np.array([len(q.expected_sections) for q in questions]), idcg, top_k)
 
 
 def top_sections(arrays: PoolArrays, w_dense: float) -> tuple[np.ndarray, np.ndarray]:
-    """Best-first section scores and slots (Q × k, padded with -inf / -1) at one weight."""
+    """Best-first section scores and slots (Q × k, padded with -inf / -1) at one weight: the
+    hits rank_candidates would select at threshold 0."""
     w_dense, w_bm25 = check_weights(float(w_dense))
     blended = w_dense * arrays.dense + w_bm25 * arrays.bm25  # float32, as in blend_scores
-    order = np.lexsort((arrays.position, -blended, arrays.row))
-    _, first = np.unique(arrays.slot[order], return_index=True)
-    kept = order[np.sort(first)]  # best chunk of each section, grouped by question, best first
-    kept_rows = arrays.row[kept]
-    rank = np.arange(len(kept)) - np.searchsorted(kept_rows, kept_rows)
-    keep = rank < arrays.top_k
-    q = len(arrays.questions)
-    scores = np.full((q, arrays.top_k), -np.inf, dtype=np.float32)
-    slots = np.full((q, arrays.top_k), -1, dtype=np.int64)
-    scores[kept_rows[keep], rank[keep]] = blended[kept[keep]]
-    slots[kept_rows[keep], rank[keep]] = arrays.slot[kept[keep]]
+    blended[arrays.slot < 0] = -np.inf
+    rows = np.arange(len(arrays.questions))
+    scores = np.full((len(rows), arrays.top_k), -np.inf, dtype=np.float32)
+    slots = np.full((len(rows), arrays.top_k), -1, dtype=np.int64)
+    for j in range(arrays.top_k):
+        # argmax takes the first maximum: equal scores go by pool position, as in rank_candidates
+        best = blended.argmax(axis=1)
+        score, slot = blended[rows, best], arrays.slot[rows, best]
+        found = np.isfinite(score)
+        scores[found, j], slots[found, j] = score[found], slot[found]
+        blended[arrays.slot == np.where(found, slot, -2)[:, None]] = -np.inf  # one per section
     return scores, slots
 
 
@@ -214,23 +214,40 @@ def metrics_by_count(arrays: PoolArrays, slots: np.ndarray) -> dict[str, np.ndar
     return {k: np.concatenate([zero, v], axis=-1) for k, v in out.items()}
 
 
-def summarise(arrays: PoolArrays, per_question: dict[str, np.ndarray], answered: np.ndarray
-              ) -> dict[str, np.ndarray]:
-    """Means over questions (axis -2 of W × Q × T arrays) for every metric in METRICS."""
-    inside = arrays.in_scope[:, None]
+def passed_sum(passes: np.ndarray, values: np.ndarray, n_thresholds: int) -> np.ndarray:
+    """W × T sums of values[w, q, j] over the (q, j) whose score passes each threshold, where
+    passes[w, q, j] = how many of the sorted thresholds the score reaches: adding each value at
+    that bin and summing bins from the top gives every threshold at once."""
+    n_w = passes.shape[0]
+    bins = np.arange(n_w)[:, None, None] * (n_thresholds + 1) + passes
+    counts = np.bincount(bins.ravel(), np.broadcast_to(values, passes.shape).ravel(),
+                         minlength=n_w * (n_thresholds + 1)).reshape(n_w, n_thresholds + 1)
+    return np.cumsum(counts[:, ::-1], axis=1)[:, ::-1][:, 1:]
+
+
+def summarise(arrays: PoolArrays, scores: np.ndarray, by_count: dict[str, np.ndarray],
+              thresholds: np.ndarray) -> dict[str, np.ndarray]:
+    """Every metric in METRICS on the W × T grid. With m sections passing, a question's metric
+    is the sum of its steps (value at j+1 minus value at j) over the j < m passing scores."""
+    # float32 thresholds: rank_candidates compares float32 scores with a weakly typed float
+    passes = np.searchsorted(thresholds.astype(np.float32), scores, side="right")
+    n_t = len(thresholds)
+    inside, allowed = arrays.in_scope[:, None], ~arrays.refused[:, None]
     n_in, n_out = max(int(inside.sum()), 1), max(int((~inside).sum()), 1)
-    correct = answered & (per_question["hit_at_k"] > 0) & inside
-    out = {k: (v * inside).sum(-2) / n_in for k, v in per_question.items()}
-    n_answered = answered.sum(-2)
-    tp = correct.sum(-2)
-    out["answer_rate"] = (answered & inside).sum(-2) / n_in
-    out["false_answer_rate"] = (answered & ~inside).sum(-2) / n_out
-    out["accuracy"] = (tp + (~answered & ~inside).sum(-2)) / len(arrays.questions)
-    out["precision"] = np.where(n_answered > 0, tp / np.maximum(n_answered, 1), 0.0)
-    recall = tp / n_in
-    denominator = out["precision"] + recall
-    out["f1"] = np.where(denominator > 0, 2 * out["precision"] * recall
-                         / np.where(denominator > 0, denominator, 1), 0.0)
+    steps = {k: np.diff(v, axis=-1) for k, v in by_count.items()}
+    out = {k: passed_sum(passes, v * inside, n_t) / n_in for k, v in steps.items()}
+    first = np.zeros(scores.shape[1:])
+    first[:, 0] = 1.0  # answered once the best section passes
+    answered_in = passed_sum(passes, first * inside * allowed, n_t)
+    answered_out = passed_sum(passes, first * ~inside * allowed, n_t)
+    tp = passed_sum(passes, steps["hit_at_k"] * inside * allowed, n_t)
+    out["answer_rate"], out["false_answer_rate"] = answered_in / n_in, answered_out / n_out
+    out["accuracy"] = (tp + (~inside).sum() - answered_out) / len(arrays.questions)
+    answered = answered_in + answered_out
+    out["precision"] = np.where(answered > 0, tp / np.maximum(answered, 1), 0.0)
+    total = out["precision"] + tp / n_in
+    out["f1"] = np.where(total > 0, 2 * out["precision"] * (tp / n_in)
+                         / np.where(total > 0, total, 1), 0.0)
     return out
 
 
@@ -238,15 +255,10 @@ def run_sweep(arrays: PoolArrays, weights: Sequence[float] = WEIGHTS,
               thresholds: Sequence[float] = THRESHOLDS) -> SweepResult:
     """Every metric on the weight × threshold grid, plus what per-question views need."""
     weights = np.asarray(weights, dtype=float)
-    thresholds = np.asarray(thresholds, dtype=float)
+    thresholds = np.sort(np.asarray(thresholds, dtype=float))
     tops = [top_sections(arrays, w) for w in weights]
     scores = np.stack([s for s, _ in tops])  # W × Q × k
     slots = np.stack([s for _, s in tops])
-    by_count = metrics_by_count(arrays, slots)  # W × Q × (k+1)
-    # float32 thresholds: rank_candidates compares float32 scores with a weakly typed float
-    passing = (scores[..., None] >= thresholds.astype(np.float32)).sum(axis=2)  # W × Q × T
-    per_question = {k: np.take_along_axis(v, passing, axis=2) for k, v in by_count.items()}
-    answered = (passing > 0) & ~arrays.refused[None, :, None]
-    grids = summarise(arrays, per_question, answered)
+    grids = summarise(arrays, scores, metrics_by_count(arrays, slots), thresholds)
     return SweepResult(weights=weights, thresholds=thresholds, arrays=arrays, scores=scores,
                        slots=slots, grids={k: grids[k] for k in METRICS})

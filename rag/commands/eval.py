@@ -54,9 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     beir.set_defaults(func=run_beir)
 
 
-def _display_path(path: Path) -> str:
+def _display_path(path: Path | str) -> str:
     try:
-        return str(path.resolve().relative_to(PROJECT_ROOT))
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
     except ValueError:
         return str(path)
 
@@ -142,7 +142,7 @@ def print_report(r: dict[str, Any]) -> None:
 def run_beir(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if not args.index:
-        settings = dataclasses.replace(settings, index_dir=settings.index_dir / "beir")
+        settings = dataclasses.replace(settings, index_dir=Path(settings.index_dir) / "beir")
     data = load_beir(Path(args.dir), args.split)
     index = open_beir_index(data, settings.index_dir, get_embedder(settings),
                             store_for(settings), progress=terminal_progress)
