@@ -1,0 +1,1 @@
+"""Streamlit building blocks shared by the pages (the pages themselves stay thin)."""
