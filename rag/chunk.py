@@ -83,7 +83,7 @@ def split_oversized(text: str, limit: int, count: CountTokens) -> list[str]:
 
 def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
                ) -> list[list[tuple[str, int]]]:
-    """Greedy packing; each new chunk starts with the previous one's last units up to the overlap."""
+    """Greedy packing; each chunk after the first opens with the previous one's last units."""
     chunks: list[list[tuple[str, int]]] = []
     carried: list[int] = []  # per chunk: how many leading units repeat the chunk before it
     current: list[tuple[str, int]] = []

@@ -33,7 +33,9 @@ CONNECTIVE_RE = re.compile(
     r"^\W*(and|also|but|so|then|what about|how about|how so|what else)\b", re.IGNORECASE)
 BACK_REFERENCE_RE = re.compile(
     r"\b(it|its|it's|they|them|their|this|that|these|those|he|she|one)\b", re.IGNORECASE)
-SHORT_QUESTION = 2  # content words; "Why?" or "What about stairs?" cannot stand alone
+# At most this many content words cannot stand alone ("Why?", "Tuning?"); two can ("capital of
+# France?"), and a follow-up with more words is caught by its connective or pronoun.
+SHORT_QUESTION = 1
 REWRITE_SYSTEM = (
     "You rewrite a follow-up question from a conversation into one standalone search query for a "
     "textbook. Reply with the query only, on one line. The conversation and the question are "

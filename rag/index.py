@@ -165,7 +165,7 @@ def _write_files(directory: Path, chunks: list[Chunk], book: Book, settings: Chu
     }
     # Written last and atomically: a manifest means the files beside it are complete.
     tmp = directory / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1))
+    tmp.write_text(json.dumps(manifest, indent=1, default=str))  # YAML dates and the like
     tmp.replace(directory / MANIFEST)
 
 
@@ -180,10 +180,12 @@ def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorS
     with open(directory / "chunks.jsonl", encoding="utf-8") as f:
         chunks = [_chunk_from(json.loads(line)) for line in f]
     lexical = LexicalIndex.load(directory / "bm25", len(chunks))
+    store.preload(name)
     return BookIndex(name, chunks, lexical, store, embedder, manifest)
 
 
-def dense_scores_for(index: BookIndex, query_vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+def dense_scores_for(index: BookIndex, query_vector: np.ndarray, ids: list[str]
+                     ) -> dict[str, float]:
     """Cosine for chunks that the dense search did not return, from their stored vectors."""
     vectors = index.store.fetch_vectors(index.collection, ids)
     return {cid: float(np.dot(vec, query_vector)) for cid, vec in vectors.items()}

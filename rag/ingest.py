@@ -1,4 +1,4 @@
-"""Book folder (.md/.mdx + YAML frontmatter) -> sections with stable IDs, plus a report for authors."""
+"""Book folder (.md/.mdx + YAML frontmatter) -> sections with stable IDs, and a report."""
 
 from __future__ import annotations
 
@@ -216,6 +216,19 @@ def _read_meta(path: Path) -> tuple[dict, str, int]:
     return meta, body, text.count("\n", 0, len(text) - len(body)) + 1
 
 
+def chapter_ids(rel: Path, meta: dict) -> tuple[str, str]:
+    """module_id (frontmatter, else top folder) and chapter_id (frontmatter id, else file stem).
+
+    Docusaurus ids are folder-relative, so a file in a subfolder of its module keeps that
+    subfolder: module/intro.md and module/assessments/intro.md are two chapters, and the URL
+    built from the ids is the site's own.
+    """
+    if meta.get("module_id"):
+        return str(meta["module_id"]), str(meta.get("id") or rel.stem)
+    module_id = rel.parts[0] if len(rel.parts) > 1 else ""
+    return module_id, "/".join([*rel.parts[1:-1], str(meta.get("id") or rel.stem)])
+
+
 def parse_book(root: Path) -> Book:
     """Read every chapter; a bad file is skipped and reported, the rest of the book still loads."""
     given = Path(root)
@@ -233,8 +246,7 @@ def parse_book(root: Path) -> Book:
         except InputError as e:
             report.skipped_files.append({"path": rel.as_posix(), "reason": str(e)})
             continue
-        module_id = str(meta.get("module_id") or (rel.parts[0] if len(rel.parts) > 1 else ""))
-        chapter_id = str(meta.get("id") or path.stem)
+        module_id, chapter_id = chapter_ids(rel, meta)
         key = f"{module_id}/{chapter_id}"
         if key in chapters:
             reason = (f"chapter id '{chapter_id}' in module '{module_id}' is already used by "

@@ -199,7 +199,9 @@ class Pipeline:
         capability = g.check_capability(turn.question, book, self.as_of)
         if capability:
             return capability
-        best = max((h.blended for h in retrieval.hits if h.passed), default=0.0)
+        # a passage can pass on its share of the question's terms with a blend under the cut
+        best = max((max(h.blended, s.threshold) for h in retrieval.hits if h.passed),
+                   default=0.0)
         nearest = list(dict.fromkeys(
             f"{h.chunk.chapter_title} › {h.chunk.section_title}"
             for h in retrieval.candidates if h.chunk.source == "book"))[:3]

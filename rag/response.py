@@ -35,7 +35,9 @@ def apply_guardrail_mode(verdicts: list[Verdict], mode: str) -> list[Verdict]:
 
 
 def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
-                   nearest: list[str]) -> list[Verdict]:
+                   nearest: list[str], user_chosen: bool = False) -> list[Verdict]:
+    """Verdicts on a draft. `user_chosen`: every excerpt is the user's own pasted passage, whose
+    relevance they vouched for, so low confidence caveats the answer instead of refusing it."""
     s = turn.settings
     verdicts: list[Verdict] = []
     if says_not_covered(draft.text) and not cited.citations:
@@ -48,7 +50,7 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     if hedge:
         verdicts.append(hedge)
     decision = gate(confidence.score, s.gate_answer, s.gate_caveat)
-    if decision == GATE_REFUSE:
+    if decision == GATE_REFUSE and not user_chosen:
         message = g.NOT_COVERED.format(book=s.resolved_title)
         if nearest:
             message += " The nearest sections are: " + "; ".join(nearest) + "."
@@ -72,7 +74,8 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
     if draft is not None:
         cited = cite(draft.text, retrieval.hits, s.url_template, s.base_url, draft.quotes,
                      retrieval.candidates)
-        verdicts = draft_verdicts(turn, draft, cited, confidence, nearest)
+        verdicts = draft_verdicts(turn, draft, cited, confidence, nearest, all(
+            h.chunk.source == "selection" for h in retrieval.hits))
         citations, answer = cited.citations, cited.text
     overrides = [v for v in verdicts if v.action == "override"]
     if overrides:

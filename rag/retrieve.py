@@ -20,6 +20,7 @@ MAX_QUERY_CHARS = 1000
 REASON_BELOW = "below_threshold"
 REASON_DUPLICATE = "duplicate_section"
 REASON_BEYOND = "beyond_top_k"
+SELECTION_TERM_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -203,11 +204,14 @@ def score_selection(index: BookIndex, selection: str, query: str, w_dense: float
     lexical = matched / len(terms) if terms else 0.0
     blended = float(blend_scores(np.array([dense]), np.array([lexical]), w_dense)[0])
     chunk = Chunk(chunk_id=str(uuid.uuid5(uuid.NAMESPACE_OID, selection)), text=selection,
-                  module_id="", chapter_id="selection", section_id="", section_title="Selected text",
+                  module_id="", chapter_id="selection", section_id="",
+                  section_title="Selected text",
                   chapter_title="Selected text", heading_path=("Selected text",), stable=False,
                   page=None, ordinal=0, token_count=sum(p.token_count for p in pieces),
                   source="selection")
-    passed = blended >= threshold
+    # The user chose this passage: it also counts as relevant when it holds most of the
+    # question's terms, since the blend's weights were tuned for ranking a whole book.
+    passed = blended >= threshold or lexical >= SELECTION_TERM_SHARE
     return Hit(chunk=chunk, dense=round(dense, 6), bm25_raw=float(matched),
                bm25=round(lexical, 6), blended=round(blended, 6), rank=1, passed=passed,
                selected=True, reason="")

@@ -11,8 +11,32 @@ import numpy as np
 from rag.errors import IndexError_
 
 UPSERT_BATCH = 256
+SCROLL_BATCH = 2048
 _OPEN: dict[str, VectorStore] = {}
 _OPEN_LOCK = threading.Lock()
+
+
+class LocalMatrix:
+    """A local collection's vectors in one array, for exact search without Qdrant's overhead.
+
+    Qdrant's local mode re-normalises every stored vector and sorts every score on each query:
+    about 17 ms of CPU at 10,000 chunks, against under 1 ms for one matrix product here.
+    """
+
+    def __init__(self, ids: list[str], vectors: np.ndarray) -> None:
+        self.ids = ids
+        self.vectors = vectors
+        self.rows = {cid: row for row, cid in enumerate(ids)}
+
+    def search(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        if not self.ids or limit <= 0:
+            return []
+        norm = float(np.linalg.norm(vector))
+        scores = self.vectors @ (np.asarray(vector, dtype=np.float32) / (norm or 1.0))
+        k = min(limit, len(self.ids))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self.ids[i], float(scores[i])) for i in top]
 
 
 class VectorStore:
@@ -20,6 +44,8 @@ class VectorStore:
         self._client = client
         self.where = where
         self._lock = threading.Lock()  # local mode is plain Python: keep calls one at a time
+        self._matrices: dict[str, LocalMatrix] = {}
+        self._matrix_lock = threading.RLock()  # taken before _lock, never after
 
     @property
     def is_server(self) -> bool:
@@ -37,13 +63,47 @@ class VectorStore:
     def has_collection(self, name: str) -> bool:
         return bool(self._call("list collections", self._client.collection_exists, name))
 
+    def _forget(self, name: str) -> None:
+        with self._matrix_lock:
+            self._matrices.pop(name, None)
+
+    def _local_matrix(self, name: str) -> LocalMatrix:
+        """Read once per process (a local store has one writer: this process), dropped on writes."""
+        with self._matrix_lock:
+            if name not in self._matrices:
+                ids: list[str] = []
+                rows: list[list[float]] = []
+                offset = None
+                while True:
+                    records, offset = self._call(
+                        "read vectors", self._client.scroll, name, limit=SCROLL_BATCH,
+                        offset=offset, with_payload=False, with_vectors=True)
+                    ids.extend(str(r.id) for r in records)
+                    rows.extend(r.vector for r in records)
+                    if offset is None:
+                        break
+                matrix = np.asarray(rows, dtype=np.float32).reshape(len(ids), -1) if rows \
+                    else np.zeros((0, 0), dtype=np.float32)
+                self._matrices[name] = LocalMatrix(ids, np.ascontiguousarray(matrix))
+            return self._matrices[name]
+
+    def preload(self, name: str) -> None:
+        """Read a local collection's vectors now rather than on the first query; best effort."""
+        if not self.is_server:
+            try:
+                self._local_matrix(name)
+            except IndexError_:
+                pass  # the first search reports it, and retrieval falls back to BM25
+
     def create(self, name: str, dim: int) -> None:
         from qdrant_client import models
 
+        self._forget(name)
         self._call("create a collection", self._client.create_collection, name,
                    vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE))
 
     def drop(self, name: str) -> None:
+        self._forget(name)
         if self.has_collection(name):
             self._call("delete a collection", self._client.delete_collection, name)
 
@@ -55,20 +115,27 @@ class VectorStore:
     def upsert(self, name: str, ids: list[str], vectors: np.ndarray, payloads: list[dict]) -> None:
         from qdrant_client import models
 
+        self._forget(name)
         for start in range(0, len(ids), UPSERT_BATCH):
             end = start + UPSERT_BATCH
             batch = models.Batch(ids=ids[start:end], vectors=vectors[start:end].tolist(),
                                  payloads=payloads[start:end])
             self._call("store vectors", self._client.upsert, name, points=batch, wait=True)
+        self._forget(name)
 
     def delete(self, name: str, ids: list[str]) -> None:
         from qdrant_client import models
 
         if ids:
+            self._forget(name)
             self._call("delete vectors", self._client.delete, name,
                        points_selector=models.PointIdsList(points=ids), wait=True)
+            self._forget(name)
 
     def search(self, name: str, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """(chunk_id, cosine) best first; exact in both modes."""
+        if not self.is_server:
+            return self._local_matrix(name).search(vector, limit)
         response = self._call("search", self._client.query_points, name, query=vector.tolist(),
                               limit=limit, with_payload=False, with_vectors=False)
         return [(str(p.id), float(p.score)) for p in response.points]
@@ -76,13 +143,20 @@ class VectorStore:
     def fetch_vectors(self, name: str, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
+        if not self.is_server:
+            matrix = self._local_matrix(name)
+            return {cid: matrix.vectors[matrix.rows[cid]].copy() for cid in ids
+                    if cid in matrix.rows}
         records = self._call("fetch vectors", self._client.retrieve, name, ids=ids,
                              with_payload=False, with_vectors=True)
         return {str(r.id): np.asarray(r.vector, dtype=np.float32) for r in records}
 
     def close(self) -> None:
         with _OPEN_LOCK:
-            _OPEN.pop(self.where, None)
+            if _OPEN.get(self.where) is self:
+                _OPEN.pop(self.where, None)
+        with self._matrix_lock:
+            self._matrices.clear()
         try:
             self._client.close()
         except Exception:  # closing a broken client must not hide the original problem

@@ -13,8 +13,8 @@ for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER"
              "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS"):
     os.environ.pop(_key, None)
 
-import rag  # noqa: F401  (sets thread counts before numpy loads)
-from rag.config import PROJECT_ROOT, Settings, load_settings
+import rag  # noqa: E402,F401  (sets thread counts before numpy loads)
+from rag.config import PROJECT_ROOT, Settings, load_settings  # noqa: E402
 
 SAMPLE_BOOK = PROJECT_ROOT / "data" / "book"
 SAMPLE_QUESTIONS = PROJECT_ROOT / "data" / "eval" / "questions.yaml"

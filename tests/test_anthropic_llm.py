@@ -70,7 +70,8 @@ def test_stream_yields_deltas_that_join_to_the_reply(llm: AnthropicLLM,
     server.plan(text="Integral action sums the error over time, so any offset keeps growing.")
     deltas = stream(llm)
     assert len(deltas) > 3
-    assert "".join(deltas) == "Integral action sums the error over time, so any offset keeps growing."
+    assert "".join(deltas) == (
+        "Integral action sums the error over time, so any offset keeps growing.")
     assert server.message_requests[0].body["stream"] is True
 
 

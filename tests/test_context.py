@@ -146,7 +146,8 @@ def test_selection_mode_answers_only_from_the_passage(pipeline) -> None:
     assert 0.3 < hit.dense <= 1.0
     # the lexical part is the share of query terms in the passage: all but "winter", 5 of 6
     assert (hit.bm25_raw, hit.bm25) == (5.0, pytest.approx(5 / 6, abs=1e-6))
-    assert hit.blended == pytest.approx(0.85 * hit.dense + 0.15 * hit.bm25, abs=1e-6)
+    w = pipeline.settings.w_dense
+    assert hit.blended == pytest.approx(w * hit.dense + (1 - w) * hit.bm25, abs=1e-6)
     assert response.citations
     for citation in response.citations:
         assert citation.url == "" and citation.module_id == "" and citation.chunk_id == \
@@ -260,3 +261,12 @@ def test_only_the_last_history_messages_are_used(pipeline, settings_for) -> None
     response = pipeline.answer("And how is it tuned?", history=history[:2] + history[3:],
                                settings=settings_for(history_messages=1))
     assert response.metadata["retrieval_query"] == "And how is it tuned?"
+
+
+def test_a_short_unrelated_question_is_not_glued_to_the_conversation():
+    from rag.context import is_follow_up
+
+    assert not is_follow_up("What is the capital of France?")
+    assert is_follow_up("Why?")
+    assert is_follow_up("Tuning?")
+    assert is_follow_up("What about stairs?")

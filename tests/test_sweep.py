@@ -214,13 +214,14 @@ def test_write_settings_keeps_keys_and_appends_history(tmp_path):
     assert after["embedders"]["cohere"] == before["embedders"]["cohere"]
     for table in ("book", "answer", "guardrails", "budget", "chat"):
         assert after[table] == before[table]
-    assert entry == after["history"][0]
+    assert after["history"][:-1] == before.get("history", [])
+    assert entry == after["history"][-1]
     assert entry["previous_threshold"] == before["embedders"]["local"]["threshold"]
     assert entry["previous_w_dense"] == before["retrieval"]["w_dense"]
     assert path.read_text().startswith("# Folio settings.")
     write_settings(path, 0.8, 0.4, "local", {**provenance, "date": "2025-02-03"})
     history = tomllib.loads(path.read_text())["history"]
-    assert [h["previous_threshold"] for h in history] == [
+    assert [h["previous_threshold"] for h in history[-2:]] == [
         before["embedders"]["local"]["threshold"], 0.37]
     with pytest.raises(ConfigError):
         write_settings(path, 1.2, 0.4, "local", provenance)

@@ -7,6 +7,7 @@ import argparse
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.engine import build_index, load_index
 from rag.errors import InputError
+from rag.ingest import Book, parse_book
 from rag.retrieve import retrieve
 
 
@@ -30,8 +31,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     search.set_defaults(func=run_search)
 
 
+def check_strict(book: Book) -> None:
+    """--strict: stop before anything is embedded when IDs clash or files cannot be read."""
+    report = book.report
+    problems = list(dict.fromkeys(
+        report.duplicates + [f"{f['path']}: {f['reason']}; this file was skipped"
+                             for f in report.skipped_files]))
+    if problems:
+        raise InputError("--strict: nothing was indexed; fix these and run ingest again:\n  "
+                         + "\n  ".join(problems))
+
+
 def run_ingest(args: argparse.Namespace) -> int:
     settings = settings_from(args)
+    if args.strict:
+        check_strict(parse_book(settings.book_dir))
     summary = build_index(settings, rebuild=args.rebuild, progress=terminal_progress)
     if args.json:
         data = summary.to_dict()
@@ -49,8 +63,6 @@ def run_ingest(args: argparse.Namespace) -> int:
             print(f"skipped {item['path']}: {item['reason']}")
         for line in summary.duplicates:
             print(f"duplicate: {line}")
-    if args.strict and (summary.duplicates or summary.skipped_files):
-        raise InputError("--strict: the book has duplicate IDs or unreadable files (listed above).")
     return 0
 
 

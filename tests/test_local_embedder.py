@@ -1,0 +1,109 @@
+"""The local MiniLM: verified by hash, unit-length 384-d vectors, loaded once per process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.errors import ConfigError, ProviderError
+from rag.providers.local_embedder import EXPECTED_SHA256, LocalEmbedder, verify_files
+from rag.providers.registry import EMBEDDERS, get_embedder
+
+
+def tampered_copy(source: Path, target: Path, name: str) -> Path:
+    """The model folder with every file linked except `name`, copied with one byte changed."""
+    target.mkdir()
+    for item in source.iterdir():
+        if item.name != name:
+            (target / item.name).symlink_to(item)
+    data = bytearray((source / name).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (target / name).write_bytes(bytes(data))
+    return target
+
+
+def test_installed_model_matches_the_pinned_hashes(embedder) -> None:
+    verify_files(embedder.directory)  # raises on a mismatch
+    assert set(EXPECTED_SHA256) == {"model.safetensors", "tokenizer.json"}
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "model.safetensors"])
+def test_a_changed_byte_is_refused_naming_the_file(embedder, tmp_path: Path, name: str) -> None:
+    copy = tampered_copy(embedder.directory, tmp_path / "model", name)
+    with pytest.raises(ProviderError, match=rf"{name} does not match upstream all-MiniLM-L6-v2"):
+        verify_files(copy)
+    with pytest.raises(ProviderError, match="reinstall the package"):
+        LocalEmbedder(copy).model  # noqa: B018  (loading is what must fail)
+
+
+def test_tampered_tokenizer_is_refused_before_counting(embedder, tmp_path: Path) -> None:
+    copy = tampered_copy(embedder.directory, tmp_path / "model", "tokenizer.json")
+    with pytest.raises(ProviderError, match="tokenizer.json"):
+        LocalEmbedder(copy).count_tokens("hello")
+
+
+def test_a_missing_file_is_named(embedder, tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    copy.mkdir()
+    (copy / "tokenizer.json").symlink_to(embedder.directory / "tokenizer.json")
+    with pytest.raises(ProviderError, match="model.safetensors is missing"):
+        verify_files(copy)
+
+
+def test_vectors_are_unit_length_384_float32(embedder) -> None:
+    docs = embedder.embed_documents(["The integral term removes steady-state error.",
+                                     "Bread needs flour, water and salt.", ""])
+    query = embedder.embed_query("why does the integral term remove steady state error")
+    assert docs.shape == (3, 384) and docs.dtype == np.float32
+    assert query.shape == (384,) and query.dtype == np.float32
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    assert np.isclose(np.linalg.norm(query), 1.0, atol=1e-5)
+    assert docs[0] @ query > docs[1] @ query + 0.3
+
+
+def test_query_and_document_embeddings_agree(embedder) -> None:
+    text = "A humanoid keeps its balance by moving the centre of pressure."
+    assert np.allclose(embedder.embed_query(text), embedder.embed_documents([text])[0],
+                       atol=1e-5)
+
+
+def test_batches_give_the_same_vectors_as_single_texts(embedder) -> None:
+    texts = [f"Joint {i} uses a harmonic drive with {i * 10}:1 reduction." for i in range(5)]
+    together = embedder.embed_documents(texts)
+    alone = np.vstack([embedder.embed_documents([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    assert embedder.embed_documents([]).shape == (0, 384)
+
+
+def test_progress_is_reported_per_batch(embedder) -> None:
+    seen: list[tuple[int, int]] = []
+    embedder.embed_documents(["a"] * 3, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(3, 3)]
+
+
+def test_loaded_once_per_process(embedder) -> None:
+    assert LocalEmbedder().model is embedder.model  # the same object, not a second load
+    from rag.config import load_settings
+
+    assert get_embedder(load_settings(env={})) is get_embedder(load_settings(env={}))
+
+
+def test_runs_offline() -> None:
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+
+
+def test_token_counts_exclude_special_tokens(embedder) -> None:
+    assert embedder.count_tokens("hello world") == 2
+    assert embedder.count_tokens_batch(["hello world", "", "unbelievably"]) == [
+        2, 0, len(embedder.tokenizer.encode("unbelievably", add_special_tokens=False).ids)]
+    assert (embedder.name, embedder.dim, embedder.max_tokens) == ("local", 384, 256)
+
+
+def test_unknown_embedder_lists_the_known_ones() -> None:
+    from rag.config import load_settings
+
+    with pytest.raises(ConfigError, match="choose one of " + ", ".join(sorted(EMBEDDERS))):
+        get_embedder(load_settings(env={"RAG_EMBEDDER": "word2vec"}))
