@@ -65,3 +65,20 @@ def settings_for(sample_settings):
         return dataclasses.replace(sample_settings, **changes)
 
     return make
+
+
+@pytest.fixture(scope="module")
+def pipeline(sample_index, sample_settings):
+    """The answering pipeline over the sample book, offline defaults."""
+    from rag.pipeline import Pipeline
+
+    return Pipeline(sample_index, sample_settings)
+
+
+@pytest.fixture
+def claude():
+    """A loopback server speaking the Anthropic Messages API."""
+    from tests.fakes.anthropic_server import AnthropicServer
+
+    with AnthropicServer() as fake:
+        yield fake

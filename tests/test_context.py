@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -21,7 +20,6 @@ from rag.pipeline import Pipeline
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.providers.base import Message
 from rag.synthesis import build_user_message
-from tests.fakes.anthropic_server import AnthropicServer
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 # Our own passage (not the book's words), so an answer from it is recognisably from it.
@@ -73,17 +71,6 @@ DECISION_TABLE = [
     pytest.param(SELECTION, "x" * 20_001, timedelta(0), FULL_BOOK, "selection_too_long", False,
                  id="20001-chars-too-long"),
 ]
-
-
-@pytest.fixture(scope="module")
-def pipeline(sample_index, sample_settings) -> Pipeline:
-    return Pipeline(sample_index, sample_settings)
-
-
-@pytest.fixture
-def claude() -> Iterator[AnthropicServer]:
-    with AnthropicServer() as fake:
-        yield fake
 
 
 @pytest.mark.parametrize(("mode", "selection", "age", "used", "reason", "clear"), DECISION_TABLE)

@@ -3,8 +3,6 @@ guardrail modes, in-domain questions that must pass, and prompt injection as a l
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import yaml
 
@@ -16,7 +14,6 @@ from rag.response import apply_guardrail_mode
 from rag.synthesis import NOT_COVERED_SENTENCE
 from rag.types import Verdict
 from tests.conftest import SAMPLE_QUESTIONS
-from tests.fakes.anthropic_server import AnthropicServer
 
 BOOK = "Foundations of Physical AI"
 PID_QUESTION = "What does the integral term of a PID controller correct?"
@@ -70,17 +67,6 @@ IN_DOMAIN = [
     "What happens in go/no-go checks before a humanoid is switched on?",
     "How do you make a robot follow a program of footsteps?",
 ]
-
-
-@pytest.fixture(scope="module")
-def pipeline(sample_index, sample_settings) -> Pipeline:
-    return Pipeline(sample_index, sample_settings)
-
-
-@pytest.fixture
-def claude() -> Iterator[AnthropicServer]:
-    with AnthropicServer() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import dataclasses
 import json
 import socket
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -21,7 +20,6 @@ from rag.providers.base import Embedder
 from rag.store import VectorStore
 from rag.synthesis import SentenceVectors
 from tests.conftest import SAMPLE_QUESTIONS
-from tests.fakes.anthropic_server import AnthropicServer
 
 PID_QUESTION = "How are the gains of a PID controller tuned on a real joint?"
 OFF_TOPIC = "How do I bake a sourdough loaf with a crisp crust?"
@@ -57,17 +55,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def pipeline(sample_index, sample_settings) -> Pipeline:
-    return Pipeline(sample_index, sample_settings)
-
-
-@pytest.fixture
-def claude() -> Iterator[AnthropicServer]:
-    with AnthropicServer() as fake:
-        yield fake
 
 
 # -- the Response contract ---------------------------------------------------------------------

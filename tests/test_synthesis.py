@@ -4,7 +4,6 @@ SDK against a loopback fake of the Messages API (prompt layout, parsing, streami
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from rag.synthesis import (
 )
 from rag.types import Chunk, Draft, Hit, Response
 from tests.conftest import SAMPLE_QUESTIONS
-from tests.fakes.anthropic_server import DEFAULT_REPLY, AnthropicServer
+from tests.fakes.anthropic_server import DEFAULT_REPLY
 
 BOOK = "Foundations of Physical AI"
 QUESTION = "What does the integral term of a PID controller correct?"
@@ -58,17 +57,6 @@ def sentences_with_markers(text: str) -> list[tuple[str, int]]:
     parts = MARKED.split(text)
     assert parts[-1] == "", f"the answer must end with a marker: {text!r}"
     return [(parts[i].strip(), int(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
-
-
-@pytest.fixture(scope="module")
-def pipeline(sample_index, sample_settings) -> Pipeline:
-    return Pipeline(sample_index, sample_settings)
-
-
-@pytest.fixture
-def claude() -> Iterator[AnthropicServer]:
-    with AnthropicServer() as fake:
-        yield fake
 
 
 @pytest.fixture
