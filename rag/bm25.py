@@ -13,6 +13,12 @@ from rag.errors import IndexError_
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 K1, B = 1.5, 0.75
+PROBE = "Robots' joints were balancing, and the IMUs weren't drifting during the 2nd test."
+
+
+def lexical_signature() -> dict:
+    """What the BM25 index depends on; a probe sentence catches tokenizer or stemmer changes."""
+    return {"method": "robertson", "k1": K1, "b": B, "probe": tokenize(PROBE)}
 
 
 @lru_cache(maxsize=1)

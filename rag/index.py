@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.bm25 import LexicalIndex
+from rag.bm25 import LexicalIndex, lexical_signature
 from rag.chunk import ChunkerSettings, chunk_book, chunk_text_hash, embed_text_for
 from rag.errors import IndexError_
 from rag.ingest import Book, parse_book
@@ -87,6 +87,7 @@ def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
     reasons = [
         (manifest.get("embedder", {}).get("model_id") != embedder.model_id, "embedder changed"),
         (manifest.get("chunker") != expected, "chunker settings changed"),
+        (manifest.get("lexical") != lexical_signature(), "BM25 tokenizer changed"),
         (manifest.get("book_hash") != book.content_hash, "the book changed since it was indexed"),
     ]
     stale = [text for bad, text in reasons if bad]
@@ -157,7 +158,7 @@ def _write_files(directory: Path, chunks: list[Chunk], book: Book, settings: Chu
         out.writelines(json.dumps(_payload(c), ensure_ascii=False) + "\n" for c in chunks)
     manifest = {
         "book_id": book.book_id, "book_root": str(book.root), "book_hash": book.content_hash,
-        "chunker": settings.describe(),
+        "chunker": settings.describe(), "lexical": lexical_signature(),
         "embedder": {"name": embedder.name, "model_id": embedder.model_id, "dim": embedder.dim},
         "chunks": len(chunks), "hashes": hashes, "chapters": book.chapters,
         "report": dataclasses.asdict(book.report),

@@ -327,3 +327,15 @@ def test_local_search_sees_every_write(tmp_path: Path) -> None:
             store.search("c", np.array([1, 0, 0], dtype=np.float32), 1)
     finally:
         store.close()
+
+
+def test_a_tokenizer_change_marks_the_index_stale(sample_index, sample_settings, embedder,
+                                                  monkeypatch) -> None:
+    from rag import index as index_module
+    from rag.ingest import parse_book
+
+    book = parse_book(sample_settings.book_dir)
+    assert index_module.index_status(book, sample_settings.index_dir, embedder)["fresh"]
+    monkeypatch.setattr(index_module, "lexical_signature", lambda: {"probe": ["changed"]})
+    status = index_module.index_status(book, sample_settings.index_dir, embedder)
+    assert not status["fresh"] and "BM25 tokenizer changed" in status["reason"]
