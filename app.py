@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 PAGES = (  # file, title, icon, default
     ("pages/chat.py", "Chat", ":material/forum:", True),
     ("pages/inspector.py", "Retrieval inspector", ":material/manage_search:", False),
+    ("pages/book.py", "Book", ":material/auto_stories:", False),  # where citation links land
     ("pages/tuning.py", "Tuning", ":material/tune:", False),  # listed once the file exists
     ("pages/audit.py", "Audit explorer", ":material/fact_check:", False),
 )

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from rag.bm25 import tokenize
+from rag.reader_links import citation_href
 from rag.synthesis import MARKER_RE
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
@@ -96,8 +97,10 @@ def _link_title(text: str) -> str:
     return text.replace('"', "'").replace("[", "(").replace("]", ")")
 
 
-def answer_markdown(answer: str, citations: Sequence[dict]) -> str:
-    """Markers become numbered links to their sections: "… [S2]" -> "… [[1]](url)"."""
+def answer_markdown(answer: str, citations: Sequence[dict], base_url: str | None = None) -> str:
+    """Markers become numbered links to their sections: "… [S2]" -> "… [[1]](url)".
+
+    With base_url given, links go through reader_href (the in-app reader when it is empty)."""
     numbers = {c["marker"]: (i, c) for i, c in enumerate(citations, start=1)}
 
     def replace(m: re.Match) -> str:
@@ -105,19 +108,21 @@ def answer_markdown(answer: str, citations: Sequence[dict]) -> str:
         if found is None:
             return ""
         n, c = found
-        if not c.get("url"):
+        href = citation_href(c, base_url)
+        if not href:
             return f"[{n}]"
-        return f'[[{n}]]({c["url"]} "{_link_title(c.get("section_title", ""))}")'
+        return f'[[{n}]]({href} "{_link_title(c.get("section_title", ""))}")'
 
     return MARKER_RE.sub(replace, _md_escape(answer))
 
 
-def sources_markdown(citations: Sequence[dict]) -> str:
+def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> str:
     """One numbered line per citation: linked section title, page, excerpt."""
     lines = []
     for i, c in enumerate(citations, start=1):
         title = _link_title(c.get("section_title") or "Selected text")
-        link = f"[{title}]({c['url']})" if c.get("url") else f"**{title}**"
+        href = citation_href(c, base_url)
+        link = f"[{title}]({href})" if href else f"**{title}**"
         page = f" · page {c['page']}" if c.get("page") else ""
         unstable = "" if c.get("stable", True) or not c.get("url") else " · links to chapter"
         excerpt = _md_escape(c.get("excerpt", "")).replace("\n", " ")

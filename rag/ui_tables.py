@@ -13,6 +13,7 @@ import pandas as pd
 
 from rag.audit_filters import AuditFilters
 from rag.citations import build_url
+from rag.reader_links import citation_href, reader_href
 from rag.types import Chunk, Retrieval
 
 CANDIDATE_COLUMNS = ("rank", "section", "chapter", "link", "stable", "dense", "bm25_raw", "bm25",
@@ -28,12 +29,17 @@ def section_label(chunk: Chunk, with_chapter: bool = True) -> str:
     return f"{chunk.chapter_title} › {title}" if with_chapter else title
 
 
+def _link(url: str, chunk, base_url: str) -> str:
+    """The rendered href: the template URL, or the in-app reader when base_url is empty."""
+    return reader_href(url, chunk.module_id, chunk.chapter_id, chunk.section_id, base_url)
+
+
 def candidates_frame(retrieval: Retrieval, template: str, base_url: str) -> pd.DataFrame:
     """Every candidate with every score component, in blended order."""
     rows = [{
         "rank": h.rank, "section": section_label(h.chunk, with_chapter=False),
         "chapter": h.chunk.chapter_title if h.chunk.source == "book" else "",
-        "link": build_url(template, base_url, h.chunk) or None,
+        "link": _link(build_url(template, base_url, h.chunk), h.chunk, base_url) or None,
         "stable": h.chunk.stable and bool(h.chunk.section_id), "dense": h.dense,
         "bm25_raw": h.bm25_raw, "bm25": h.bm25, "blended": h.blended, "passed": h.passed,
         "selected": h.selected, "reason": REASON_TEXT.get(h.reason, h.reason),
@@ -158,10 +164,12 @@ def record_hits_frame(record: dict[str, Any]) -> pd.DataFrame:
                                "blended", "passed"])
 
 
-def record_citations_frame(record: dict[str, Any]) -> pd.DataFrame:
+def record_citations_frame(record: dict[str, Any], base_url: str | None = None
+                           ) -> pd.DataFrame:
+    """The recorded citations; base_url given: `url` is the rendered href (see reader_href)."""
     rows = record.get("citations") or []
     return pd.DataFrame([{"marker": c.get("marker"), "section": c.get("section_title"),
-                          "url": c.get("url") or None, "page": c.get("page"),
+                          "url": citation_href(c, base_url) or None, "page": c.get("page"),
                           "stable": c.get("stable"), "score": c.get("confidence"),
                           "excerpt": c.get("excerpt")} for c in rows],
                         columns=["marker", "section", "url", "page", "stable", "score", "excerpt"])

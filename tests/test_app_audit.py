@@ -48,12 +48,13 @@ def test_selecting_the_row_shows_everything_recorded(asked):
     assert not at.exception, at.exception
     text = markdown_text(at)
     assert f"#### {question}" in text
-    assert "Searched full book" in text and "](/docs/sensing/" in text
+    assert "Searched full book" in text and "](book?module=sensing&" in text
     tables = [d.value for d in at.dataframe]
     hits = next(t for t in tables if {"dense", "bm25_raw", "blended"} <= set(t.columns))
     assert len(hits) >= 1 and hits["blended"].max() > 0
     citations = next(t for t in tables if {"marker", "excerpt"} <= set(t.columns))
     assert citations.iloc[0]["marker"] == "S1"
+    assert citations.iloc[0]["url"].startswith("book?module=sensing&chapter=")
     assert any("extractive answerer uses no prompt" in c.value for c in at.code)
     settings = [j for j in at.json if '"w_dense"' in j.value]
     assert settings and '"threshold_source"' in settings[0].value

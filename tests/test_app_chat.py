@@ -29,7 +29,10 @@ def app(sample_settings, sample_index, monkeypatch):
 def test_a_question_gets_an_answer_with_a_citation_link(app):
     ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
     text = markdown_text(app)
-    assert "](/docs/sensing/proprioceptive-sensing#incremental-vs-absolute" in text
+    # base_url is empty: the link opens the in-app reader (the citation keeps the template URL)
+    assert ("](book?module=sensing&chapter=proprioceptive-sensing&section=incremental-vs-absolute"
+            in text)
+    assert "](/docs/" not in text
     assert "**Sources**" in text
     assert ":blue-badge[:material/menu_book: Searched full book]" in text
     assert "Confidence 0." in text
@@ -120,7 +123,7 @@ def test_claude_answers_are_streamed_then_cited(sample_settings, sample_index, m
         ask(at, "Why do humanoids use absolute encoders rather than incremental ones?")
         assert server.message_requests[-1].body.get("stream") is True
     text = markdown_text(at)
-    assert "so no homing is needed [[1]](/docs/sensing/" in text
+    assert "so no homing is needed [[1]](book?module=sensing&chapter=" in text
     assert "Confidence 0." in text and "Confidence: 0.9" not in text
 
 
@@ -131,3 +134,14 @@ def test_why_this_answer_opens_the_question_in_the_inspector(app):
     assert app.text_input(key="inspector_question").value == \
         "Why do humanoids use absolute encoders?"
     assert app.dataframe  # the candidate table is already there
+
+
+def test_with_a_published_site_citations_link_to_the_template_url(sample_settings, sample_index,
+                                                                 monkeypatch):
+    at = open_app(monkeypatch, sample_settings.index_dir, sample_settings.audit_db,
+                  RAG_BASE_URL="https://book.example")
+    ask(at, "Why do most humanoids use absolute encoders rather than incremental ones?")
+    text = markdown_text(at)
+    assert ("](https://book.example/docs/sensing/proprioceptive-sensing#incremental-vs-absolute"
+            in text)
+    assert "](book?" not in text

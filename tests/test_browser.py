@@ -142,7 +142,7 @@ def test_ask_reload_inspect_and_audit(server, browser):
 
     chat_box.fill(question)
     chat_box.press("Enter")
-    answer = page.locator(ANSWER).filter(has=page.locator("a[href*='/docs/']")).last
+    answer = page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last
     answer.wait_for(timeout=STEP_MS)
     page.get_by_text("Why this answer").last.click()
     page.locator("[data-testid='stExpander'] [data-testid='stDataFrame'] canvas").first.wait_for(
@@ -153,7 +153,7 @@ def test_ask_reload_inspect_and_audit(server, browser):
     page.reload()  # history comes back from localStorage
     page.get_by_role("group", name="Chat message from user").filter(
         has_text=question).wait_for(timeout=STEP_MS)
-    page.locator(ANSWER).filter(has=page.locator("a[href*='/docs/']")).last.wait_for(
+    page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last.wait_for(
         timeout=STEP_MS)
     page.get_by_text("1 of the last 20 questions are kept in this browser").wait_for(
         timeout=STEP_MS)
@@ -200,7 +200,7 @@ def test_without_local_storage_the_chat_works_and_says_so(server, browser):
             timeout=STEP_MS)
         chat_box.fill(eval_question())
         chat_box.press("Enter")
-        page.locator(ANSWER).filter(has=page.locator("a[href*='/docs/']")).last.wait_for(
+        page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last.wait_for(
             timeout=STEP_MS)
         shoot(page, "chat_without_storage")
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.shared import link_base_url
 from rag.ui_format import answer_markdown, badges_markdown
 from rag.ui_tables import (
     record_citations_frame,
@@ -39,7 +40,8 @@ def show_record(record: dict) -> None:
         if record.get("status") == "error":
             st.error(f"{record.get('error_stage')}: {record.get('error_message')}")
         citations = record.get("citations") or []
-        st.markdown(answer_markdown(record.get("answer_text") or "", citations) or "*(empty)*")
+        st.markdown(answer_markdown(record.get("answer_text") or "", citations,
+                                    link_base_url()) or "*(empty)*")
         if record.get("retrieval_query") and \
                 record["retrieval_query"] != record.get("user_query_text"):
             st.caption(f"Searched for: {record['retrieval_query']}")
@@ -57,7 +59,8 @@ def show_record(record: dict) -> None:
         st.caption(f"{record.get('chunks_retrieved_count') or 0} candidates scored, "
                    f"{len(pool)} kept in the log for replay.")
     with tabs[2]:
-        st.dataframe(record_citations_frame(record), hide_index=True, width="stretch",
+        st.dataframe(record_citations_frame(record, link_base_url()), hide_index=True,
+                     width="stretch",
                      column_config={"url": st.column_config.LinkColumn("url"), "score": SCORE})
     with tabs[3]:
         verdicts = record_verdicts_frame(record)

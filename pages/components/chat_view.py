@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
+from pages.components.shared import link_base_url
 from rag.ui_format import (
     MODE_LABELS,
     answer_markdown,
@@ -101,10 +102,11 @@ def render_answer(turn: dict) -> None:
         st.error(turn.get("error_message") or "Something went wrong.", icon=":material/error:")
         st.markdown(badges_markdown(turn))
         return
-    st.markdown(answer_markdown(turn.get("answer", ""), turn.get("citations", [])))
+    st.markdown(answer_markdown(turn.get("answer", ""), turn.get("citations", []),
+                                link_base_url()))
     st.markdown(badges_markdown(turn))
     if turn.get("citations"):
-        st.markdown("**Sources**\n\n" + sources_markdown(turn["citations"]))
+        st.markdown("**Sources**\n\n" + sources_markdown(turn["citations"], link_base_url()))
     for kind, message in notice_lines(turn):
         if kind == "warning":
             st.warning(message, icon=":material/swap_horiz:")

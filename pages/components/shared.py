@@ -182,3 +182,8 @@ def require_pipeline(ctx: AppContext) -> Pipeline:
         st.error(ctx.error or "The book index is not available.")
         st.stop()
     return ctx.pipeline
+
+
+def link_base_url() -> str:
+    """The base_url citation links are rendered with (empty: links open the in-app reader)."""
+    return app_context().settings.base_url or ""
