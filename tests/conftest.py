@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,19 @@ def claude():
 
     with AnthropicServer() as fake:
         yield fake
+
+
+@pytest.fixture()
+def held_audit_file(tmp_path):
+    """A DuckDB file held open by another process, as another Folio process would."""
+    path = tmp_path / "held.duckdb"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+         "print('ready', flush=True); time.sleep(120)", str(path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        yield path
+    finally:
+        holder.terminate()
+        holder.wait(timeout=10)

@@ -3,8 +3,6 @@ recorded for it; the SQL console refuses writes; a busy or broken audit file bre
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 import uuid
 
@@ -92,22 +90,6 @@ def test_an_unreadable_audit_file_is_a_message_and_the_chat_still_answers(
     at.switch_page("pages/audit.py").run()
     assert not at.exception
     assert any("audit log cannot be opened" in e.value for e in at.error)
-
-
-@pytest.fixture()
-def held_audit_file(tmp_path):
-    """A DuckDB file held open by another process, as another Folio process would."""
-    path = tmp_path / "held.duckdb"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
-         "print('ready', flush=True); time.sleep(120)", str(path)],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
-        yield path
-    finally:
-        holder.terminate()
-        holder.wait(timeout=10)
 
 
 def test_a_busy_audit_file_keeps_answers_and_shows_the_spool(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -260,22 +258,6 @@ def test_replay_lists_logged_questions_a_new_threshold_changes(sample_settings, 
     assert set(changed["change"]) == {"answered → refused"}
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["Replayed"], metrics["Answered → refused"]) == ("2", "2")
-
-
-@pytest.fixture()
-def held_audit_file(tmp_path):
-    """A DuckDB file held open by another process, as another Folio process would."""
-    path = tmp_path / "held.duckdb"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
-         "print('ready', flush=True); time.sleep(120)", str(path)],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
-        yield path
-    finally:
-        holder.terminate()
-        holder.wait(timeout=10)
 
 
 def test_a_busy_audit_database_is_a_clear_message(sample_settings, sample_index, monkeypatch,
