@@ -115,6 +115,22 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
+def open_expander(page, label: str, content) -> None:
+    """Open an expander and wait for its content. A click that lands while the app is still
+    rerunning after an answer can be undone by that rerun, so wait for idle and retry."""
+    for _ in range(5):
+        page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden", timeout=STEP_MS)
+        details = page.locator("[data-testid='stExpander'] details").filter(has_text=label).last
+        if details.get_attribute("open") is None:
+            page.get_by_text(label).last.click()
+        try:
+            content.first.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    content.first.wait_for(timeout=STEP_MS)
+
+
 def select_first_row(page, shows) -> None:
     """Tick the newest row of the visible log table until `shows` appears (the grid is a canvas
     that takes a moment to accept clicks after it is drawn)."""
@@ -144,9 +160,8 @@ def test_ask_reload_inspect_and_audit(server, browser):
     chat_box.press("Enter")
     answer = page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last
     answer.wait_for(timeout=STEP_MS)
-    page.get_by_text("Why this answer").last.click()
-    page.locator("[data-testid='stExpander'] [data-testid='stDataFrame'] canvas").first.wait_for(
-        timeout=STEP_MS)
+    open_expander(page, "Why this answer",
+                  page.locator("[data-testid='stExpander'] [data-testid='stDataFrame'] canvas"))
     page.wait_for_timeout(1000)
     shoot(page, "chat")
 
