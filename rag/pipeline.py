@@ -18,7 +18,7 @@ from typing import Any
 from rag import guardrails as g
 from rag.config import Settings
 from rag.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
-from rag.errors import BudgetExceeded, InputError, ProviderError, RagError
+from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.fallback import search_book
 from rag.index import BookIndex
 from rag.providers.base import LLM, Message
@@ -122,9 +122,7 @@ class Pipeline:
                 (time.perf_counter() - t0) * 1000, 2)
         except BudgetExceeded as e:
             response = error_response(turn, meta, str(e) or stage, TIMEOUT_MESSAGE)
-        except InputError as e:
-            response = error_response(turn, meta, stage, str(e))
-        except RagError as e:
+        except RagError as e:  # input, provider, index: a clear message attributed to the stage
             response = error_response(turn, meta, stage, str(e))
         self._record(response, session_id)
         yield response
