@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from pages.components import audit_charts
 from pages.components import audit_view as view
 from pages.components.audit_detail import show_record
 from pages.components.shared import app_context
@@ -29,7 +30,7 @@ try:
     overview, log, console = st.tabs(["Overview", "Questions", "SQL console"])
     with overview:
         if total:
-            view.charts(reader, filters, ctx.index.chunks if ctx.index else [])
+            audit_charts.charts(reader, filters, ctx.index.chunks if ctx.index else [])
         else:
             st.info("No questions match these filters yet.", icon=":material/filter_alt_off:")
     with log:

@@ -19,6 +19,7 @@ import duckdb
 
 from rag.audit_filters import archive_files
 from rag.audit_schema import ARCHIVE_FILES_TABLE, TABLE
+from rag.audit_spool import fsync_path
 from rag.errors import InputError
 
 TEMP_SUFFIX = ".tmp"
@@ -43,14 +44,6 @@ def _literal(path: Path) -> str:
 
 def _relative(path: Path, archive_dir: Path) -> str:
     return path.relative_to(archive_dir).as_posix()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _next_month(start: datetime) -> datetime:
@@ -82,7 +75,7 @@ def archive_rows(con: duckdb.DuckDBPyConnection, archive_dir: Path, cutoff: date
                 f'ORDER BY "timestamp", log_id) TO {_literal(temp)} '
                 f"(FORMAT parquet, COMPRESSION zstd)",
                 [start, min(_next_month(start), cutoff)]).fetchone()[0]
-            _fsync(temp)
+            fsync_path(temp)
             con.execute(f"INSERT INTO {ARCHIVE_FILES_TABLE} VALUES (?, ?, ?)",
                         [_relative(final, archive_dir), rows, _utc_now()])
         moved = con.execute(f'DELETE FROM {TABLE} WHERE "timestamp" < ?', [cutoff]).fetchone()[0]
@@ -137,7 +130,7 @@ def _prune_file(con: duckdb.DuckDBPyConnection, archive_dir: Path, path: Path,
     temp = path.with_name(path.name + PRUNE_SUFFIX)
     con.execute(f'COPY (SELECT * FROM read_parquet(?) WHERE "timestamp" >= ?) TO {_literal(temp)} '
                 f"(FORMAT parquet, COMPRESSION zstd)", [str(path), cutoff])
-    _fsync(temp)
+    fsync_path(temp)
     con.execute(f"UPDATE {ARCHIVE_FILES_TABLE} SET rows = ? WHERE path = ?",
                 [total - old, relative])
     os.replace(temp, path)

@@ -35,7 +35,8 @@ class Segment:
     size: int = 0
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory (a directory, so a new entry in it is durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -57,7 +58,7 @@ def create_segment(spool_dir: Path) -> Segment:
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     path = spool_dir / f"{name}{SEGMENT_SUFFIX}"
     os.rename(temp, path)
-    _fsync_dir(spool_dir)
+    fsync_path(spool_dir)
     return Segment(path, fd)
 
 

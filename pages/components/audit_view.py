@@ -1,5 +1,5 @@
-"""The audit explorer's pieces: filters, KPIs, charts, the paged log with its drill-down, the SQL
-console and the exports. Every number comes from the audit store's query functions."""
+"""The audit explorer's pieces: filters, KPIs, the paged log with its drill-down, the SQL console
+and the exports (charts are in audit_charts.py). Every number comes from the audit store."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from rag.audit_filters import STATUSES, AuditFilters
@@ -17,10 +16,8 @@ from rag.guardrails import REASON_CODES
 from rag.providers.registry import LLMS
 from rag.types import MODES
 from rag.ui_format import MODE_LABELS
-from rag.ui_tables import book_sections, build_filters, kpi_values, section_name
+from rag.ui_tables import build_filters, kpi_values
 
-COLORS = {"answered": "#2f5d8a", "refused": "#e39b3a", "errors": "#c0392b", "p50": "#7fa7cf",
-          "p95": "#2f5d8a", "count": "#2f5d8a"}
 LIST_CONFIG = {
     "timestamp": st.column_config.DatetimeColumn("Time (UTC)", format="YYYY-MM-DD HH:mm:ss",
                                                  width=140),
@@ -34,7 +31,6 @@ LIST_CONFIG = {
     "llm_provider": st.column_config.TextColumn("Answerer", width=80),
 }
 PAGE_SIZES = (25, 50, 100)
-DAY_MS = 86_400_000
 
 
 def filters() -> AuditFilters:
@@ -67,102 +63,6 @@ def kpis(reader, f: AuditFilters) -> int:
     for column, (label, value) in zip(st.columns(5), kpi_values(stats), strict=True):
         column.metric(label, value, border=True)
     return int(stats.get("total") or 0)
-
-
-def _figure(height: int = 300) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 28, "b": 10},
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0,
-                              "xanchor": "right", "x": 1})
-    return fig
-
-
-def _counts(values) -> dict:
-    """A y axis for whole counts: no 0.2-question ticks when there are only a few."""
-    top = max([0, *[int(v) for v in values]])
-    return {"rangemode": "tozero", "dtick": 1} if top <= 6 else {"rangemode": "tozero"}
-
-
-def charts(reader, f: AuditFilters, chunks) -> None:
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.markdown("**Questions per day**")
-        days = reader.questions_per_day(f)
-        fig = _figure()
-        for name in ("answered", "refused", "errors"):
-            fig.add_bar(x=days["day"], y=days[name], name=name, marker_color=COLORS[name],
-                        width=DAY_MS * 0.8)
-        period = [f.start, f.end] if f.start and f.end else None
-        fig.update_layout(barmode="stack", xaxis={"type": "date", "range": period},
-                          yaxis=_counts(days["questions"]))
-        st.plotly_chart(fig, key="chart_per_day")
-        st.markdown("**Confidence**")
-        hist = reader.confidence_histogram(f, 10)
-        fig = _figure()
-        fig.add_bar(x=(hist["bin_start"] + hist["bin_end"]) / 2, y=hist["count"],
-                    width=(hist["bin_end"] - hist["bin_start"]) * 0.92, name="answers",
-                    marker_color=COLORS["count"],
-                    hovertemplate="%{x:.2f} ± 0.05: %{y} answers<extra></extra>")
-        fig.update_layout(xaxis={"range": [0, 1], "dtick": 0.1, "title": "confidence"},
-                          yaxis={"title": "answers", **_counts(hist["count"])})
-        st.plotly_chart(fig, key="chart_confidence")
-    with right:
-        st.markdown("**Latency per stage (ms)**")
-        lat = reader.latency_by_stage(f)
-        fig = _figure()
-        for name in ("p50", "p95"):
-            fig.add_bar(x=lat["stage"], y=lat[f"{name}_ms"], name=name, marker_color=COLORS[name])
-        fig.update_layout(barmode="group")
-        st.plotly_chart(fig, key="chart_latency")
-        st.markdown("**Refusal reasons**")
-        reasons = reader.refusal_reasons(f)
-        if reasons.empty:
-            st.caption("No guardrail acted on these questions.")
-        else:
-            fig = _figure(max(160, 34 * len(reasons) + 60))
-            fig.add_bar(y=reasons["reason_code"], x=reasons["refused"], orientation="h",
-                        name="refused", marker_color=COLORS["refused"])
-            fig.add_bar(y=reasons["reason_code"], x=reasons["total"] - reasons["refused"],
-                        orientation="h", name="warned only", marker_color=COLORS["p50"])
-            fig.update_layout(barmode="stack", yaxis={"autorange": "reversed",
-                                                      "automargin": True})
-            st.plotly_chart(fig, key="chart_reasons")
-    _sections(reader, f, chunks)
-
-
-def _sections(reader, f: AuditFilters, chunks) -> None:
-    labels = book_sections(chunks)
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.markdown("**Most-cited sections**")
-        cited = reader.sections_cited(f, 10)
-        if cited.empty:
-            st.caption("No answer cited a section yet.")
-        else:
-            fig = _figure(max(160, 30 * len(cited) + 40))
-            fig.add_bar(y=[section_name(s, labels, False) for s in cited["section"]],
-                        x=cited["answers"], orientation="h", marker_color=COLORS["count"],
-                        name="answers", customdata=[section_name(s, labels) for s in
-                                                    cited["section"]],
-                        hovertemplate="%{customdata}: %{x} answers<extra></extra>")
-            fig.update_layout(yaxis={"autorange": "reversed", "automargin": True})
-            st.plotly_chart(fig, key="chart_cited")
-        st.markdown("**Most-asked questions**")
-        st.dataframe(reader.most_asked(f, 10), hide_index=True, width="stretch",
-                     column_order=["question", "count", "answered", "confidence_mean"],
-                     column_config={
-                         "question": st.column_config.TextColumn("Question", width=300),
-                         "count": st.column_config.NumberColumn("Asked", width=60),
-                         "answered": st.column_config.NumberColumn("Answered", width=75),
-                         "confidence_mean": st.column_config.NumberColumn(
-                             "Mean conf.", format="%.2f", width=80)})
-    with right:
-        never = reader.sections_never_cited(f, list(labels))
-        st.markdown(f"**Never-cited sections** ({len(never)} of {len(labels)})")
-        st.dataframe([{"section": labels[s], "id": s} for s in never], hide_index=True,
-                     width="stretch", height=420, column_config={
-                         "section": st.column_config.TextColumn("Section", width=300),
-                         "id": st.column_config.TextColumn("Stable ID", width=200)})
 
 
 def log_table(reader, f: AuditFilters, total: int) -> str | None:
