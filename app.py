@@ -10,8 +10,8 @@ from pathlib import Path
 import streamlit as st
 
 import rag  # noqa: F401  (pins BLAS/torch threads before numpy loads)
-from pages.components.shared import CONTEXT_KEY, build_context
-from pages.components.sidebar import render_sidebar
+from pages.components.common.shared import CONTEXT_KEY, build_context
+from pages.components.common.sidebar import render_sidebar
 
 HERE = Path(__file__).resolve().parent
 PAGES = (  # file, title, icon, default

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rag  # noqa: E402,F401  (thread settings before numpy/torch load)
+from rag.answer.pipeline import Pipeline  # noqa: E402
 from rag.config import load_settings  # noqa: E402
-from rag.engine import load_index  # noqa: E402
-from rag.pipeline import Pipeline  # noqa: E402
+from rag.index.load import load_index  # noqa: E402
 
 QUESTIONS = ROOT / "data" / "eval" / "questions.yaml"
 STAGES = ("context", "retrieval", "synthesis", "guardrails")

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from rag.audit import AuditFilters, AuditStore  # noqa: E402
+from rag.audit.store import AuditFilters, AuditStore  # noqa: E402
 from rag.types import Response  # noqa: E402
 from tests.test_audit_support import make_error_response, make_response  # noqa: E402
 

@@ -26,12 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rag  # noqa: E402,F401  (thread settings before numpy/torch load)
+from rag.book.parse import book_id_for  # noqa: E402
 from rag.config import load_settings  # noqa: E402
-from rag.index import collection_name, open_index, sync_index  # noqa: E402
-from rag.ingest import book_id_for  # noqa: E402
+from rag.index.build import collection_name, open_index, sync_index  # noqa: E402
+from rag.index.vectors import open_store  # noqa: E402
 from rag.providers.registry import get_embedder  # noqa: E402
-from rag.retrieve import retrieve  # noqa: E402
-from rag.store import open_store  # noqa: E402
+from rag.retrieval.hybrid import retrieve  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 DATASETS = ("sample", "book", "scifact")

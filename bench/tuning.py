@@ -22,11 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from rag.config import PROJECT_ROOT, load_settings  # noqa: E402
-from rag.engine import load_index  # noqa: E402
-from rag.evaluation import load_questions  # noqa: E402
-from rag.recommend import recommend  # noqa: E402
-from rag.retrieve import CandidatePool  # noqa: E402
-from rag.sweep import build_arrays, candidate_pass, run_sweep  # noqa: E402
+from rag.index.load import load_index  # noqa: E402
+from rag.retrieval.hybrid import CandidatePool  # noqa: E402
+from rag.tuning.questions import load_questions  # noqa: E402
+from rag.tuning.recommend import recommend  # noqa: E402
+from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep  # noqa: E402
 
 
 def perturbed(pools: list[CandidatePool], questions, n: int, seed: int = 0):

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from pages.components import audit_charts
-from pages.components import audit_view as view
-from pages.components.audit_detail import show_record
-from pages.components.shared import app_context
+from pages.components.audit import charts as audit_charts
+from pages.components.audit import view
+from pages.components.audit.detail import show_record
+from pages.components.common.shared import app_context
 from rag.errors import AuditError, RagError
 
 ctx = app_context()
@@ -18,7 +18,7 @@ reader = ctx.audit
 try:
     reader.flush()  # so the questions just asked are here
 except AuditError as e:
-    from rag.audit import SpoolSnapshot
+    from rag.audit.store import SpoolSnapshot
 
     st.warning(f"{e}\n\nShowing only the entries waiting in this machine's spool.",
                icon=":material/lock_clock:")

@@ -4,8 +4,8 @@ Query parameters ?module=&chapter=&section= preselect the chapter and mark the s
 
 import streamlit as st
 
-from pages.components import reader
-from pages.components.shared import app_context
+from pages.components.book import reader
+from pages.components.common.shared import app_context
 from rag.errors import RagError
 
 ctx = app_context()

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from pages.components import chat_view as view
-from pages.components.asking import ask
-from pages.components.history import history, history_caption, sync_history
-from pages.components.shared import app_context, require_pipeline
-from rag.ui_support import selection_caption
+from pages.components.chat import view
+from pages.components.chat.asking import ask
+from pages.components.chat.history import history, history_caption, sync_history
+from pages.components.chat.support import selection_caption
+from pages.components.common.shared import app_context, require_pipeline
 
 ctx = app_context()
 require_pipeline(ctx)

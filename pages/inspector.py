@@ -3,10 +3,10 @@ or left out; move a slider and the ranking follows at once (no re-embedding)."""
 
 import streamlit as st
 
-from pages.components import inspector_view as view
-from pages.components.shared import app_context, require_pipeline
+from pages.components.inspector import view
+from pages.components.common.shared import app_context, require_pipeline
 from rag.errors import RagError
-from rag.retrieve import rank_candidates
+from rag.retrieval.hybrid import rank_candidates
 
 ctx = app_context()
 require_pipeline(ctx)

@@ -3,23 +3,13 @@ pick an operating point, apply it, and replay logged questions under it."""
 
 import streamlit as st
 
-from pages.components import tuning_charts as charts
-from pages.components import tuning_results as results
-from pages.components.shared import AppContext, app_context, require_pipeline
-from pages.components.tuning_apply import apply_panel, replay_panel
-from pages.components.tuning_run import (
-    cached_pools,
-    chosen_point,
-    objective_controls,
-    sweep_for,
-)
-from pages.components.tuning_sets import ActiveSet, display_path, question_set_panel
-from rag.errors import RagError
-from rag.evaluation import unknown_entries
-from rag.recommend import Recommendation, recommend
-from rag.sweep import SweepResult
-from rag.tuning_sets import content_hash
-from rag.tuning_view import (
+from pages.components.tuning import charts
+from pages.components.tuning import results
+from pages.components.common.shared import AppContext, app_context, require_pipeline
+from pages.components.tuning.apply import apply_panel, replay_panel
+from pages.components.tuning.run import cached_pools, chosen_point, objective_controls, sweep_for
+from pages.components.tuning.sets import ActiveSet, display_path, question_set_panel
+from pages.components.tuning.view import (
     current_figures,
     curves_frame,
     distribution_frame,
@@ -27,6 +17,11 @@ from rag.tuning_view import (
     objective_title,
     provenance,
 )
+from rag.errors import RagError
+from rag.tuning.question_sets import content_hash
+from rag.tuning.questions import unknown_entries
+from rag.tuning.recommend import Recommendation, recommend
+from rag.tuning.sweep import SweepResult
 
 
 def show_results(ctx: AppContext, active: ActiveSet, result: SweepResult, rec: Recommendation,

@@ -55,7 +55,7 @@ def sample_settings(sample_index_dir, tmp_path_factory) -> Settings:
 @pytest.fixture(scope="session")
 def sample_index(sample_settings, embedder):
     """The sample book indexed once per test session (real MiniLM, real local Qdrant)."""
-    from rag.engine import load_index
+    from rag.index.load import load_index
 
     index, _ = load_index(sample_settings)
     return index
@@ -72,7 +72,7 @@ def settings_for(sample_settings):
 @pytest.fixture(scope="module")
 def pipeline(sample_index, sample_settings):
     """The answering pipeline over the sample book, offline defaults."""
-    from rag.pipeline import Pipeline
+    from rag.answer.pipeline import Pipeline
 
     return Pipeline(sample_index, sample_settings)
 

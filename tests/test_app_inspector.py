@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rag.retrieve import collect_candidates, rank_candidates
+from rag.retrieval.hybrid import collect_candidates, rank_candidates
 from rag.types import RetrievalSettings
 from tests.apptest_helpers import markdown_text, open_app
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from rag.config import load_settings
-from rag.evaluation import load_questions
-from rag.recommend import recommend
-from rag.retrieve import rank_candidates
-from rag.sweep import build_arrays, candidate_pass, run_sweep
+from rag.retrieval.hybrid import rank_candidates
+from rag.tuning.questions import load_questions
+from rag.tuning.recommend import recommend
+from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep
 from rag.types import RetrievalSettings
 from tests.apptest_helpers import ask, markdown_text, open_app
 from tests.conftest import SAMPLE_QUESTIONS

@@ -12,10 +12,10 @@ import duckdb
 import pytest
 
 import rag.config
-from rag.audit import AuditStore
-from rag.audit_spool import SEGMENT_SUFFIX
+from rag.audit.spool import SEGMENT_SUFFIX
+from rag.audit.store import AuditStore
 from rag.errors import AuditError, ConfigError
-from rag.retrieve import pool_from_record, rank_candidates
+from rag.retrieval.hybrid import pool_from_record, rank_candidates
 from rag.types import RetrievalSettings
 from tests.test_audit_support import make_error_response, make_response
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rag.__main__ import main
-from rag.audit import AuditStore
+from rag.audit.store import AuditStore
 from tests.test_audit_support import make_response
 
 

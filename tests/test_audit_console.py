@@ -8,8 +8,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from rag.audit import AuditStore
-from rag.audit_console import open_console
+from rag.audit.console import open_console
+from rag.audit.store import AuditStore
 from rag.errors import AuditError
 from tests.test_audit_support import make_response
 

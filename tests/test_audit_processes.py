@@ -16,7 +16,7 @@ import pytest
 
 import rag.commands.audit
 from rag.__main__ import main
-from rag.audit import AuditDatabaseBusy, AuditStore
+from rag.audit.store import AuditDatabaseBusy, AuditStore
 from rag.config import PROJECT_ROOT
 from tests.test_audit_support import make_response
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from rag.audit import AuditFilters, AuditStore
-from rag.audit_schema import COLUMN_NAMES
+from rag.audit.schema import COLUMN_NAMES
+from rag.audit.store import AuditFilters, AuditStore
 from rag.errors import InputError
 from tests.test_audit_support import make_error_response, make_response
 

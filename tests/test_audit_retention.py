@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from rag.audit import AuditFilters, AuditStore
-from rag.audit_schema import ARCHIVE_FILES_TABLE
+from rag.audit.schema import ARCHIVE_FILES_TABLE
+from rag.audit.store import AuditFilters, AuditStore
 from rag.errors import InputError
 from tests.test_audit_support import make_response
 

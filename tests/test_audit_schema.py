@@ -7,8 +7,8 @@ from datetime import datetime
 import duckdb
 import pytest
 
-from rag.audit import AuditStore
-from rag.audit_schema import COLUMNS, MIGRATIONS, MIGRATIONS_TABLE, apply_migrations
+from rag.audit.schema import COLUMNS, MIGRATIONS, MIGRATIONS_TABLE, apply_migrations
+from rag.audit.store import AuditStore
 from rag.errors import AuditError
 
 

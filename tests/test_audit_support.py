@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.retrieve import CandidatePool, rank_candidates
+from rag.retrieval.hybrid import CandidatePool, rank_candidates
 from rag.types import Chunk, Citation, Confidence, Draft, Response, RetrievalSettings, Verdict
 
 SETTINGS = {"w_dense": 0.85, "w_bm25": 0.15, "threshold": 0.6, "top_k": 5, "candidate_pool": 50,
@@ -84,7 +84,7 @@ def make_error_response(message: str = "The question is empty; type a question."
 
 def record_forever(db: Path, count: int) -> None:
     """Record and print each returned log_id at once; the test SIGKILLs us mid-run."""
-    from rag.audit import AuditStore
+    from rag.audit.store import AuditStore
 
     store = AuditStore(db, flush_interval=0.02, batch_size=7)
     for i in range(count):

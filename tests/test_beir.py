@@ -12,7 +12,10 @@ import pytest
 from conftest import shared_path
 
 from rag.__main__ import main
-from rag.beir import (
+from rag.errors import IndexError_, InputError
+from rag.index.vectors import open_store
+from rag.providers.base import Embedder
+from rag.tuning.beir import (
     WEIGHTS,
     document_scores,
     load_beir,
@@ -23,9 +26,6 @@ from rag.beir import (
     run_benchmark,
     score_query,
 )
-from rag.errors import IndexError_, InputError
-from rag.providers.base import Embedder
-from rag.store import open_store
 
 DOCS = {
     "d1": ("Sourdough starters", "A sourdough starter is a culture of wild yeast and lactic "

@@ -19,10 +19,10 @@ import pytest
 import yaml
 from rank_bm25 import BM25Okapi
 
-from rag.bm25 import K1, B, LexicalIndex, tokenize
-from rag.chunk import ChunkerSettings, chunk_book, embed_text_for
+from rag.book.chunk import ChunkerSettings, chunk_book, embed_text_for
+from rag.book.parse import parse_book
 from rag.errors import IndexError_
-from rag.ingest import parse_book
+from rag.index.lexical import K1, B, LexicalIndex, tokenize
 from tests.conftest import SAMPLE_BOOK, SAMPLE_QUESTIONS, shared_path
 
 TOP = 10

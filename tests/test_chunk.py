@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from rag.chunk import (
+from rag.book.chunk import (
     CHUNK_NAMESPACE,
     ChunkerSettings,
     chunk_book,
@@ -18,8 +18,8 @@ from rag.chunk import (
     pack_units,
     split_units,
 )
+from rag.book.parse import parse_book
 from rag.config import PROJECT_ROOT
-from rag.ingest import parse_book
 from rag.types import Section
 from tests.conftest import GOLDEN, SAMPLE_BOOK, shared_path
 
@@ -233,7 +233,7 @@ def test_chunk_ids_are_stable_across_runs_and_processes(embedder, settings) -> N
     again = [c.chunk_id for c in chunk_book(parse_book(SAMPLE_BOOK).sections, book.book_id,
                                             settings, embedder.count_tokens_batch)]
     assert first == again and len(set(first)) == len(first)
-    script = ("from rag.ingest import parse_book; from rag.chunk import *; "
+    script = ("from rag.book.parse import parse_book; from rag.book.chunk import *; "
               "from rag.providers.local_embedder import LocalEmbedder; e = LocalEmbedder(); "
               "b = parse_book('data/book'); "
               "print('\\n'.join(c.chunk_id for c in chunk_book(b.sections, b.book_id, "

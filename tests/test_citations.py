@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rag.citations import (
+from rag.answer.citations import (
     build_url,
     cite,
     count_uncited,
@@ -18,9 +18,9 @@ from rag.citations import (
     pick_excerpt,
     render_inline,
 )
-from rag.engine import load_index
-from rag.ingest import parse_book
-from rag.pipeline import Pipeline
+from rag.answer.pipeline import Pipeline
+from rag.book.parse import parse_book
+from rag.index.load import load_index
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.types import Chunk, Hit
 from tests.conftest import SAMPLE_BOOK

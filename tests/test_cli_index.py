@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.store import open_store
+from rag.index.vectors import open_store
 from tests.conftest import GOLDEN, PROJECT_ROOT, SAMPLE_BOOK
 
 INGEST_KEYS = {"book", "files", "sections", "chunks", "embedded", "reused", "removed",

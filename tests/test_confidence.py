@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.confidence import (
+from rag.answer.confidence import (
     GATE_ANSWER,
     GATE_CAVEAT,
     GATE_REFUSE,
@@ -14,7 +14,7 @@ from rag.confidence import (
     score_confidence,
     strip_stated_confidence,
 )
-from rag.pipeline import Pipeline
+from rag.answer.pipeline import Pipeline
 from rag.types import Confidence
 
 

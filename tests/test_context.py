@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from rag.context import (
+from rag.answer.context import (
     FULL_BOOK,
     NOTICES,
     REWRITE_SYSTEM,
@@ -16,10 +16,10 @@ from rag.context import (
     rewrite_query,
     select_context,
 )
-from rag.pipeline import Pipeline
+from rag.answer.pipeline import Pipeline
+from rag.answer.synthesis import build_user_message
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.providers.base import Message
-from rag.synthesis import build_user_message
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 # Our own passage (not the book's words), so an answer from it is recognisably from it.
@@ -251,7 +251,7 @@ def test_only_the_last_history_messages_are_used(pipeline, settings_for) -> None
 
 
 def test_a_short_unrelated_question_is_not_glued_to_the_conversation():
-    from rag.context import is_follow_up
+    from rag.answer.context import is_follow_up
 
     assert not is_follow_up("What is the capital of France?")
     assert is_follow_up("Why?")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from rag.answer.pipeline import Pipeline
 from rag.config import DEFAULT_SETTINGS_FILE
-from rag.pipeline import Pipeline
 from rag.types import Citation, Response
 from tests.conftest import SAMPLE_QUESTIONS
 

@@ -12,7 +12,7 @@ from conftest import SAMPLE_BOOK, SAMPLE_QUESTIONS
 
 from rag.__main__ import main
 from rag.errors import InputError
-from rag.evaluation import (
+from rag.tuning.questions import (
     count_relevant,
     entry_matches,
     load_questions,

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from rag import guardrails as g
+from rag.answer import guardrails as g
+from rag.answer.pipeline import Pipeline
+from rag.answer.response import apply_guardrail_mode
+from rag.answer.synthesis import NOT_COVERED_SENTENCE
 from rag.config import DEFAULT_HEDGES
-from rag.pipeline import Pipeline
 from rag.providers.anthropic_llm import AnthropicLLM
-from rag.response import apply_guardrail_mode
-from rag.synthesis import NOT_COVERED_SENTENCE
 from rag.types import Verdict
 from tests.conftest import SAMPLE_QUESTIONS
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag.book.parse import parse_book
 from rag.errors import IndexError_
-from rag.index import (
+from rag.index.build import (
     collection_dir,
     collection_name,
     dense_scores_for,
@@ -26,8 +27,7 @@ from rag.index import (
     read_manifest,
     sync_index,
 )
-from rag.ingest import parse_book
-from rag.store import VectorStore, open_store
+from rag.index.vectors import VectorStore, open_store
 from tests.conftest import PROJECT_ROOT, SAMPLE_BOOK
 
 LIDAR = "## Lidar {#lidar}"
@@ -218,7 +218,7 @@ def test_unusual_frontmatter_values_do_not_break_the_manifest(book, index_dir, s
 
 HOLD_STORE = """
 import sys
-from rag.store import open_store
+from rag.index.vectors import open_store
 open_store(sys.argv[1])
 print("ready", flush=True)
 sys.stdin.read()
@@ -244,7 +244,7 @@ def test_a_store_held_by_another_process_is_a_clear_error(tmp_path: Path) -> Non
 def test_a_store_held_here_is_refused_to_another_process(tmp_path: Path) -> None:
     store = open_store(tmp_path / "held")
     try:
-        probe = ("import sys\nfrom rag.store import open_store\nfrom rag.errors import IndexError_"
+        probe = ("import sys\nfrom rag.index.vectors import open_store\nfrom rag.errors import IndexError_"
                  "\ntry:\n    open_store(sys.argv[1])\nexcept IndexError_ as e:\n    print(e)")
         out = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "held")],
                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
@@ -331,8 +331,8 @@ def test_local_search_sees_every_write(tmp_path: Path) -> None:
 
 def test_a_tokenizer_change_marks_the_index_stale(sample_index, sample_settings, embedder,
                                                   monkeypatch) -> None:
-    from rag import index as index_module
-    from rag.ingest import parse_book
+    from rag.book.parse import parse_book
+    from rag.index import build as index_module
 
     book = parse_book(sample_settings.book_dir)
     assert index_module.index_status(book, sample_settings.index_dir, embedder)["fresh"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from rag.book.parse import parse_book, slugify
 from rag.errors import InputError
-from rag.ingest import parse_book, slugify
 from tests.conftest import GOLDEN, SAMPLE_BOOK, shared_path
 
 BOOKS = GOLDEN / "books"

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import yaml
 
+from rag.answer.pipeline import TIMEOUT_MESSAGE, Pipeline
+from rag.answer.synthesis import SentenceVectors
 from rag.errors import AuditError, ProviderError
-from rag.pipeline import TIMEOUT_MESSAGE, Pipeline
+from rag.index.vectors import VectorStore
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.providers.base import Embedder
-from rag.store import VectorStore
-from rag.synthesis import SentenceVectors
 from tests.conftest import SAMPLE_QUESTIONS
 
 PID_QUESTION = "How are the gains of a PID controller tuned on a real joint?"

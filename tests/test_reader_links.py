@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from rag.reader_links import citation_href, reader_href
-from rag.ui_format import answer_markdown, sources_markdown
-from rag.ui_tables import record_citations_frame
+from pages.components.common.format import answer_markdown, sources_markdown
+from pages.components.common.links import citation_href, reader_href
+from pages.components.common.tables import record_citations_frame
 
 TEMPLATE_URL = "/docs/sensing/sensing-intro#timing-sync"
 

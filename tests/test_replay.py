@@ -6,14 +6,14 @@ import json
 
 from test_sweep import hand_set
 
-from rag.replay import (
+from rag.retrieval.hybrid import pool_to_record, rank_candidates
+from rag.tuning.replay import (
     ANSWERED_TO_REFUSED,
     REFUSED_TO_ANSWERED,
     TOP_CHANGED,
     logged_settings,
     replay,
 )
-from rag.retrieve import pool_to_record, rank_candidates
 from rag.types import RetrievalSettings
 
 LOGGED = RetrievalSettings(w_dense=1.0, threshold=0.55, top_k=2)

@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from rag.chunk import embed_text_for
+from rag.book.chunk import embed_text_for
 from rag.errors import ConfigError, InputError, ProviderError
-from rag.retrieve import (
+from rag.index.vectors import VectorStore
+from rag.retrieval.hybrid import (
     REASON_BELOW,
     REASON_BEYOND,
     REASON_DUPLICATE,
@@ -23,7 +24,6 @@ from rag.retrieve import (
     retrieve,
     validate_query,
 )
-from rag.store import VectorStore
 from rag.types import Chunk, RetrievalSettings
 
 KALMAN = "How does a Kalman filter decide whether to believe its prediction or a new reading?"

@@ -11,11 +11,11 @@ import pytest
 from conftest import SAMPLE_BOOK, SAMPLE_QUESTIONS
 
 from rag.errors import ConfigError
-from rag.evaluation import Question, count_relevant, load_questions, score_ranking
-from rag.recommend import calibrate, plateau_centre, recommend
-from rag.retrieve import CandidatePool, rank_candidates
-from rag.settings_file import write_settings
-from rag.sweep import METRICS, SweepResult, build_arrays, candidate_pass, run_sweep
+from rag.retrieval.hybrid import CandidatePool, rank_candidates
+from rag.tuning.questions import Question, count_relevant, load_questions, score_ranking
+from rag.tuning.recommend import calibrate, plateau_centre, recommend
+from rag.tuning.settings_writer import write_settings
+from rag.tuning.sweep import METRICS, SweepResult, build_arrays, candidate_pass, run_sweep
 from rag.types import Chunk, RetrievalSettings
 
 BOOK = ["a#1", "a#2", "a#3", "b#1", "b#2"]

@@ -10,19 +10,19 @@ import pytest
 import yaml
 
 import rag.config
-from rag.errors import ConfigError, ProviderError
-from rag.pipeline import Pipeline
-from rag.providers.anthropic_llm import AnthropicLLM
-from rag.providers.base import Message
-from rag.providers.registry import get_llm
-from rag.retrieve import retrieve
-from rag.synthesis import (
+from rag.answer.pipeline import Pipeline
+from rag.answer.synthesis import (
     NOT_COVERED_SENTENCE,
     SYSTEM_PROMPT,
     extractive_draft,
     llm_draft,
     llm_draft_stream,
 )
+from rag.errors import ConfigError, ProviderError
+from rag.providers.anthropic_llm import AnthropicLLM
+from rag.providers.base import Message
+from rag.providers.registry import get_llm
+from rag.retrieval.hybrid import retrieve
 from rag.types import Chunk, Draft, Hit, Response
 from tests.conftest import SAMPLE_QUESTIONS
 from tests.fakes.anthropic_server import DEFAULT_REPLY

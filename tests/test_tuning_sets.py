@@ -6,8 +6,7 @@ import pandas as pd
 import pytest
 
 from rag.errors import InputError
-from rag.evaluation import Question, load_questions
-from rag.tuning_sets import (
+from rag.tuning.question_sets import (
     content_hash,
     decode_upload,
     editable_frame,
@@ -20,6 +19,7 @@ from rag.tuning_sets import (
     serialize_questions,
     target_path,
 )
+from rag.tuning.questions import Question, load_questions
 from tests.conftest import SAMPLE_QUESTIONS
 
 SET = [Question("How does an IMU drift?", ("proprioceptive-sensing#imu-errors",), True,

@@ -8,11 +8,7 @@ import math
 
 import pytest
 
-from rag.audit import AuditStore
-from rag.recommend import recommend
-from rag.replay import replay
-from rag.sweep import build_arrays, run_sweep
-from rag.tuning_view import (
+from pages.components.tuning.view import (
     CURVES,
     NEIGHBOURS,
     current_figures,
@@ -29,6 +25,10 @@ from rag.tuning_view import (
     provenance,
     replay_filters,
 )
+from rag.audit.store import AuditStore
+from rag.tuning.recommend import recommend
+from rag.tuning.replay import replay
+from rag.tuning.sweep import build_arrays, run_sweep
 from rag.types import RetrievalSettings
 from tests.test_audit_support import make_response
 from tests.test_sweep import BOOK, hand_set

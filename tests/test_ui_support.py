@@ -11,19 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 
-from rag.retrieve import CandidatePool, rank_candidates
-from rag.types import Chunk, Citation, Confidence, Response, RetrievalSettings, Verdict
-from rag.ui_format import (
-    answer_markdown,
-    badges_markdown,
-    highlight_sentences,
-    highlight_terms,
-    notice_lines,
-    sources_markdown,
-    term_spans,
-    verdict_caption,
-)
-from rag.ui_support import (
+from pages.components.chat.support import (
     HISTORY_MAX_QUESTIONS,
     SlidingWindowLimiter,
     StreamCapture,
@@ -37,7 +25,17 @@ from rag.ui_support import (
     serialize_history,
     turn_from_response,
 )
-from rag.ui_tables import (
+from pages.components.common.format import (
+    answer_markdown,
+    badges_markdown,
+    highlight_sentences,
+    highlight_terms,
+    notice_lines,
+    sources_markdown,
+    term_spans,
+    verdict_caption,
+)
+from pages.components.common.tables import (
     book_sections,
     build_filters,
     candidates_frame,
@@ -46,6 +44,8 @@ from rag.ui_tables import (
     rank_changes,
     section_name,
 )
+from rag.retrieval.hybrid import CandidatePool, rank_candidates
+from rag.types import Chunk, Citation, Confidence, Response, RetrievalSettings, Verdict
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

@@ -6,14 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag.citations import render_inline
+from rag.answer.citations import render_inline
+from rag.answer.context import MODES
+from rag.answer.pipeline import Pipeline
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
-from rag.context import MODES
-from rag.engine import load_index
 from rag.errors import InputError
-from rag.pipeline import Pipeline
+from rag.index.load import load_index
 from rag.providers.registry import get_llm
-from rag.retrieve import validate_query
+from rag.retrieval.hybrid import validate_query
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +45,7 @@ def open_audit(settings, enabled: bool):
     if not enabled:
         return None
     try:
-        from rag.audit import AuditStore
+        from rag.audit.store import AuditStore
     except ImportError:
         return None
     return AuditStore(settings.audit_db)

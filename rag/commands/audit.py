@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from rag.audit import STATUSES, AuditDatabaseBusy, AuditFilters, AuditStore, SpoolSnapshot
-from rag.audit_queries import AuditReader
+from rag.audit.queries import AuditReader
+from rag.audit.store import STATUSES, AuditDatabaseBusy, AuditFilters, AuditStore, SpoolSnapshot
 from rag.commands.common import print_json
 from rag.config import load_settings
 from rag.errors import AuditError, InputError

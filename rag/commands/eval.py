@@ -8,15 +8,15 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from rag.beir import NDCG_AT, RECALL_AT, load_beir, open_beir_index, run_benchmark
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.config import PROJECT_ROOT
-from rag.engine import load_index, store_for
-from rag.evaluation import load_questions, unknown_entries
+from rag.index.load import load_index, store_for
 from rag.providers.registry import get_embedder
-from rag.recommend import OBJECTIVES, calibrate, recommend
-from rag.settings_file import write_settings
-from rag.sweep import build_arrays, candidate_pass, run_sweep
+from rag.tuning.beir import NDCG_AT, RECALL_AT, load_beir, open_beir_index, run_benchmark
+from rag.tuning.questions import load_questions, unknown_entries
+from rag.tuning.recommend import OBJECTIVES, calibrate, recommend
+from rag.tuning.settings_writer import write_settings
+from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep
 
 REPORTED = ("w_dense", "threshold", "hit_at_k", "recall_at_k", "mrr", "ndcg_at_k", "answer_rate",
             "false_answer_rate", "accuracy", "precision", "f1")

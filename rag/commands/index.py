@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from rag.book.parse import Book, parse_book
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
-from rag.engine import build_index, load_index
 from rag.errors import InputError
-from rag.ingest import Book, parse_book
-from rag.retrieve import retrieve
+from rag.index.load import build_index, load_index
+from rag.retrieval.hybrid import retrieve
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,78 @@
+"""Everything the audit log recorded for one question."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages.components.common.format import answer_markdown, badges_markdown
+from pages.components.common.shared import link_base_url
+from pages.components.common.tables import (
+    record_citations_frame,
+    record_hits_frame,
+    record_verdicts_frame,
+    stage_latency_frame,
+)
+
+SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
+
+
+def _as_turn(record: dict) -> dict:
+    """The fields badges_markdown reads, from an audit row."""
+    return {"status": record.get("status"), "error_stage": record.get("error_stage"),
+            "mode": record.get("source_mode"), "mode_used": record.get("mode_used"),
+            "fallback_reason": record.get("fallback_reason"),
+            "confidence": {"score": record.get("confidence_score") or 0.0,
+                           "level": record.get("confidence_level") or "low"},
+            "latency_ms": {"total": record.get("total_latency_ms")}}
+
+
+def show_record(record: dict) -> None:
+    st.markdown(f"#### {record.get('user_query_text', '')}".replace("$", "\\$"))
+    st.markdown(badges_markdown(_as_turn(record)))
+    provider, model = record.get("llm_provider") or "", record.get("llm_model") or ""
+    answerer = provider if model in ("", provider) else f"{provider} {model}"
+    stamp = str(record.get("timestamp", ""))[:19]
+    st.caption(f"{stamp} UTC · answerer {answerer} · session "
+               f"`{(record.get('session_id') or '–')[:12]}` · log `{record.get('log_id')}`")
+    tabs = st.tabs(["Answer", "Hits", "Citations", "Guardrails", "Prompt", "Raw response",
+                    "Settings"])
+    with tabs[0]:
+        if record.get("status") == "error":
+            st.error(f"{record.get('error_stage')}: {record.get('error_message')}")
+        citations = record.get("citations") or []
+        st.markdown(answer_markdown(record.get("answer_text") or "", citations,
+                                    link_base_url()) or "*(empty)*")
+        if record.get("retrieval_query") and \
+                record["retrieval_query"] != record.get("user_query_text"):
+            st.caption(f"Searched for: {record['retrieval_query']}")
+        for notice in record.get("notices") or []:
+            st.caption(f":material/info: {notice}")
+        latency = stage_latency_frame(record)
+        if not latency.empty:
+            st.dataframe(latency.set_index("stage").T, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(c, format="%.1f ms")
+                                        for c in latency["stage"]})
+    with tabs[1]:
+        st.dataframe(record_hits_frame(record), hide_index=True, width="stretch",
+                     column_config={"dense": SCORE, "bm25": SCORE, "blended": SCORE})
+        pool = (record.get("candidate_pool") or {}).get("candidates") or []
+        st.caption(f"{record.get('chunks_retrieved_count') or 0} candidates scored, "
+                   f"{len(pool)} kept in the log for replay.")
+    with tabs[2]:
+        st.dataframe(record_citations_frame(record, link_base_url()), hide_index=True,
+                     width="stretch",
+                     column_config={"url": st.column_config.LinkColumn("url"), "score": SCORE})
+    with tabs[3]:
+        verdicts = record_verdicts_frame(record)
+        if verdicts.empty:
+            st.caption("No guardrail acted on this answer.")
+        else:
+            st.dataframe(verdicts, hide_index=True, width="stretch")
+        st.json(record.get("validation") or {}, expanded=False)
+    with tabs[4]:
+        st.code(record.get("llm_prompt") or "(the extractive answerer uses no prompt)",
+                language=None, wrap_lines=True)
+    with tabs[5]:
+        st.code(record.get("llm_response") or "(empty)", language=None, wrap_lines=True)
+    with tabs[6]:
+        st.json(record.get("settings") or {})

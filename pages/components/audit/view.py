@@ -1,0 +1,137 @@
+"""The audit explorer's pieces: filters, KPIs, the paged log with its drill-down, the SQL console
+and the exports (charts are in audit_charts.py). Every number comes from the audit store."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import streamlit as st
+
+from pages.components.common.format import MODE_LABELS
+from pages.components.common.tables import build_filters, kpi_values
+from rag.answer.guardrails import REASON_CODES
+from rag.audit.filters import STATUSES, AuditFilters
+from rag.errors import AuditError
+from rag.providers.registry import LLMS
+from rag.types import MODES
+
+LIST_CONFIG = {
+    "timestamp": st.column_config.DatetimeColumn("Time (UTC)", format="YYYY-MM-DD HH:mm:ss",
+                                                 width=140),
+    "user_query_text": st.column_config.TextColumn("Question", width=250),
+    "status": st.column_config.TextColumn("Status", width=66),
+    "mode_used": st.column_config.TextColumn("Mode used", width=100),
+    "confidence_score": st.column_config.ProgressColumn("Confidence", format="%.2f",
+                                                        min_value=0.0, max_value=1.0, width=100),
+    "total_latency_ms": st.column_config.NumberColumn("Latency ms", format="%.0f", width=80),
+    "reason_codes": st.column_config.ListColumn("Guardrails", width=150),
+    "llm_provider": st.column_config.TextColumn("Answerer", width=80),
+}
+PAGE_SIZES = (25, 50, 100)
+
+
+def filters() -> AuditFilters:
+    """The filter bar; values survive page switches."""
+    today = datetime.now(UTC).date()
+    with st.container(border=True):
+        row = st.columns([2, 2, 2, 2], gap="small")
+        days = row[0].date_input("Time range (UTC)", (today - timedelta(days=29), today),
+                                 key="audit_days", persist_state="session")
+        modes = row[1].multiselect("Mode", MODES, format_func=MODE_LABELS.get, key="audit_modes",
+                                   persist_state="session", placeholder="All modes")
+        statuses = row[2].multiselect("Status", STATUSES, key="audit_statuses",
+                                      persist_state="session", placeholder="All statuses")
+        providers = row[3].multiselect("Answerer", list(LLMS), key="audit_providers",
+                                       persist_state="session", placeholder="All answerers")
+        row = st.columns([2, 2, 4], gap="small")
+        confidence = row[0].slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="audit_conf",
+                                   persist_state="session")
+        reasons = row[1].multiselect("Guardrail reason", REASON_CODES, key="audit_reasons",
+                                     persist_state="session", placeholder="Any or none")
+        text = row[2].text_input("Search questions and answers", key="audit_text",
+                                 persist_state="session", placeholder="e.g. encoder")
+    days = tuple(days) if isinstance(days, (tuple, list)) else (days,)
+    return build_filters(days if days else None, modes, statuses, confidence, reasons,
+                         providers, text)
+
+
+def kpis(reader, f: AuditFilters) -> int:
+    stats = reader.stats(f)
+    for column, (label, value) in zip(st.columns(5), kpi_values(stats), strict=True):
+        column.metric(label, value, border=True)
+    return int(stats.get("total") or 0)
+
+
+def log_table(reader, f: AuditFilters, total: int) -> str | None:
+    """One page of logs, newest first; returns the selected row's log_id."""
+    size_col, page_col, info_col, csv_col, parquet_col = st.columns(
+        [1, 1, 2, 1, 1], vertical_alignment="bottom")
+    exports(reader, f, total, csv_col, parquet_col)
+    size = size_col.selectbox("Rows per page", PAGE_SIZES, key="audit_page_size")
+    pages = max(1, math.ceil(total / size))
+    if st.session_state.get("audit_page", 1) > pages:  # the filters left fewer pages
+        st.session_state["audit_page"] = 1
+    page = page_col.number_input("Page", 1, pages, 1, key="audit_page")
+    view = (f, size, page)
+    if st.session_state.get("_audit_view") != view:  # a row number means nothing on new rows
+        st.session_state.pop("audit_table", None)
+        st.session_state["_audit_view"] = view
+    first = (page - 1) * size
+    info_col.caption(f"Rows {first + 1 if total else 0}–{min(first + size, total)} of {total}. "
+                     "Select a row to see everything recorded for it.")
+    frame = reader.query_logs(f, limit=size, offset=first)
+    event = st.dataframe(frame, key="audit_table", hide_index=True, width="stretch",
+                         column_order=list(LIST_CONFIG), column_config=LIST_CONFIG,
+                         on_select="rerun", selection_mode="single-row")
+    rows = list(event.selection.rows) if event and event.selection else []
+    return str(frame.iloc[rows[0]]["log_id"]) if rows and rows[0] < len(frame) else None
+
+
+def exports(reader, f: AuditFilters, total: int, left, right) -> None:
+    """CSV and Parquet of every filtered row (all columns), written only when clicked."""
+    def make(fmt: str):
+        def build() -> bytes:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / f"audit.{fmt}"
+                reader.export(f, path, fmt)
+                return path.read_bytes()
+        return build
+
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M")
+    what = f"All {total} filtered rows, every column."
+    left.download_button("CSV", make("csv"), f"folio-audit-{stamp}.csv", "text/csv",
+                         icon=":material/download:", on_click="ignore", disabled=not total,
+                         width="stretch", help=what)
+    right.download_button("Parquet", make("parquet"), f"folio-audit-{stamp}.parquet",
+                          "application/vnd.apache.parquet", icon=":material/download:",
+                          on_click="ignore", disabled=not total, width="stretch", help=what)
+
+
+def console(audit) -> None:
+    st.caption("One read-only statement over `audit_logs` (and `audit_archive`, `audit_all`). "
+               "Writes, file access and extensions are refused.")
+    sql = st.text_area("SQL", "SELECT status, count(*) AS questions, round(avg(confidence_score), "
+                       "3) AS mean_confidence\nFROM audit_logs GROUP BY status ORDER BY "
+                       "questions DESC", height=120, key="audit_sql", persist_state="session")
+    cap_col, run_col, _ = st.columns([1, 1, 3], vertical_alignment="bottom")
+    max_rows = cap_col.number_input("Row cap", 1, 10_000, 1000, key="audit_sql_rows")
+    if run_col.button("Run query", type="primary", icon=":material/play_arrow:"):
+        try:
+            st.session_state["_audit_console"] = (sql, audit.run_console_query(sql, max_rows, 5.0))
+        except AuditError as e:
+            st.session_state["_audit_console"] = (sql, e)
+    result = st.session_state.get("_audit_console")
+    if not result or result[0] != sql:
+        return
+    outcome = result[1]
+    if isinstance(outcome, AuditError):
+        message = str(outcome)
+        (st.warning if message.startswith("Query refused") else st.error)(
+            message, icon=":material/block:")
+        return
+    st.dataframe(outcome, hide_index=True, width="stretch")
+    if outcome.attrs.get("truncated"):
+        st.caption(f"Showing the first {max_rows} rows; raise the row cap or add LIMIT.")

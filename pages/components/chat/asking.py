@@ -1,0 +1,69 @@
+"""One question through the pipeline: rate limit, streamed answer, final render, history."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages.components.chat.history import History
+from pages.components.chat.support import (
+    StreamCapture,
+    conversation_messages,
+    rate_limit_message,
+    turn_from_response,
+)
+from pages.components.chat.view import remember_quotes, render_answer
+from pages.components.common.shared import AppContext, rate_limiter
+from rag.errors import RagError
+
+
+def ask(ctx: AppContext, h: History, question: str, mode: str, selection: str,
+        selection_time) -> dict | None:
+    """Answer `question` in the open chat; returns the new history entry (None when limited)."""
+    settings = ctx.settings
+    with st.chat_message("user"):
+        st.markdown(question.replace("$", "\\$"))
+    with st.chat_message("assistant"):
+        allowed, wait_s = rate_limiter().allow(h.session_id, settings.rate_limit_per_minute)
+        if not allowed:
+            st.warning(rate_limit_message(settings.rate_limit_per_minute, wait_s),
+                       icon=":material/hourglass_top:")
+            return None
+        turn = _answer(ctx, h, question, mode, selection, selection_time)
+        if turn is None:
+            return None
+    h.add(turn)
+    if turn["mode_used"] != "full-book" and selection:
+        remember_quotes(selection, turn["quotes"])
+    return turn
+
+
+def _answer(ctx: AppContext, h: History, question: str, mode: str, selection: str,
+            selection_time) -> dict | None:
+    status = st.empty()
+    status.caption(":material/search: Searching the book…")
+    stream = st.empty()
+    capture = StreamCapture(ctx.pipeline.answer_stream(
+        question, mode=mode, selection=selection or None, selection_time=selection_time,
+        history=conversation_messages(h.turns, ctx.settings.history_messages),
+        session_id=h.session_id, settings=ctx.settings))
+
+    def deltas():
+        for delta in capture.deltas():
+            status.empty()
+            yield delta
+
+    try:
+        with stream.container():
+            st.write_stream(deltas())
+    except RagError as e:  # the pipeline turns its own failures into a Response; belt and braces
+        status.empty()
+        st.error(str(e))
+        return None
+    status.empty()
+    stream.empty()
+    if capture.response is None:
+        st.error("The answer was interrupted; please ask again.")
+        return None
+    turn = turn_from_response(question, capture.response)
+    render_answer(turn)
+    return turn

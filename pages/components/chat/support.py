@@ -1,0 +1,196 @@
+"""Pure helpers behind the chat page: browser-side history, the per-session rate limit, the
+selection caption and stream splitting. No streamlit import, so each rule is unit-tested."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rag.types import Response
+
+HISTORY_VERSION = 1
+HISTORY_MAX_QUESTIONS = 20
+HISTORY_MAX_AGE = timedelta(days=7)
+CLOCK_SKEW = timedelta(minutes=5)  # entries stamped slightly in the future are still kept
+
+
+# -- conversation history (kept in the browser, never on the server) ---------------------------
+
+def _parse_time(value: Any) -> datetime | None:
+    try:
+        stamp = datetime.fromisoformat(str(value))
+    except (TypeError, ValueError):
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+def prune_history(turns: Iterable[dict], now: datetime | None = None,
+                  max_questions: int = HISTORY_MAX_QUESTIONS,
+                  max_age: timedelta = HISTORY_MAX_AGE) -> list[dict]:
+    """The last `max_questions` turns younger than `max_age`; undated or malformed turns go."""
+    now = now or datetime.now(UTC)
+    kept = [t for t in turns if isinstance(t, dict) and isinstance(t.get("question"), str)
+            and (stamp := _parse_time(t.get("timestamp"))) is not None
+            and -CLOCK_SKEW <= now - stamp <= max_age]
+    return kept[-max_questions:] if max_questions > 0 else []
+
+
+@dataclass(frozen=True)
+class StoredHistory:
+    session_id: str
+    turns: list[dict]
+
+
+def parse_history(raw: str | None, now: datetime | None = None) -> StoredHistory:
+    """What localStorage held, pruned; anything unreadable counts as no history."""
+    try:
+        data = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        data = {}
+    if not isinstance(data, dict) or data.get("version") != HISTORY_VERSION:
+        return StoredHistory("", [])
+    session_id = data.get("session_id")
+    turns = data.get("turns") if isinstance(data.get("turns"), list) else []
+    return StoredHistory(session_id if isinstance(session_id, str) else "",
+                         prune_history(turns, now))
+
+
+def serialize_history(session_id: str, turns: Sequence[dict]) -> str:
+    return json.dumps({"version": HISTORY_VERSION, "session_id": session_id,
+                       "turns": list(turns)}, ensure_ascii=False, separators=(",", ":"))
+
+
+def merge_history(stored: Sequence[dict], current: Sequence[dict],
+                  now: datetime | None = None) -> list[dict]:
+    """Stored turns, then this tab's turns that are not already among them (by query id)."""
+    seen = {t.get("query_id") for t in stored if t.get("query_id")}
+    return prune_history([*stored, *[t for t in current if t.get("query_id") not in seen]], now)
+
+
+def conversation_messages(turns: Sequence[dict], limit: int) -> list[dict[str, str]]:
+    """The last `limit` chat messages (question, answer, question, ...) for follow-ups."""
+    messages: list[dict[str, str]] = []
+    for turn in turns:
+        messages.append({"role": "user", "content": turn.get("question", "")})
+        if turn.get("status") != "error" and turn.get("answer"):
+            messages.append({"role": "assistant", "content": turn["answer"]})
+    return messages[-limit:] if limit > 0 else []
+
+
+def turn_from_response(question: str, response: Response) -> dict[str, Any]:
+    """One history entry: everything the chat shows for an answer, JSON-ready and compact."""
+    meta = response.metadata
+    hits = response.retrieval.hits if response.retrieval else ()
+    return {
+        "query_id": meta.get("query_id", ""), "question": question,
+        "timestamp": meta.get("timestamp") or datetime.now(UTC).isoformat(),
+        "mode": meta.get("mode", ""), "mode_used": meta.get("mode_used") or "",
+        "mode_label": meta.get("mode_label", ""), "fallback_reason": meta.get("fallback_reason"),
+        "answer": response.answer, "status": response.status,
+        "error_message": response.error_message, "error_stage": response.error_stage,
+        "confidence": {"score": response.confidence.score, "level": response.confidence.level},
+        "citations": [{k: v for k, v in asdict(c).items() if k != "text"}
+                      for c in response.citations],
+        "verdicts": [asdict(v) for v in response.verdicts],
+        "notices": list(dict.fromkeys(meta.get("notices") or [])),
+        "retrieval_query": meta.get("retrieval_query", ""),
+        "latency_ms": (meta.get("latency_ms") or {}),
+        "hits": [{"section": f"{h.chunk.chapter_title} › {h.chunk.section_title}"
+                  if h.chunk.source == "book" else "Selected text",
+                  "source": h.chunk.source, "dense": h.dense, "bm25": h.bm25,
+                  "blended": h.blended, "passed": h.passed} for h in hits],
+        "quotes": list(response.draft.quotes) if response.draft else [],
+        "clear_selection": bool(meta.get("clear_selection")),
+    }
+
+
+# -- rate limit ---------------------------------------------------------------------------------
+
+@dataclass
+class SlidingWindowLimiter:
+    """At most `limit` events per key in any `window_s` seconds; thread-safe."""
+
+    window_s: float = 60.0
+    max_keys: int = 10_000  # idle sessions are forgotten beyond this many
+    _events: dict[str, deque[float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def allow(self, key: str, limit: int, now: float | None = None) -> tuple[bool, float]:
+        """(allowed, seconds until the next question is allowed); an allowed call is counted."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if len(self._events) > self.max_keys:
+                self._forget_idle(now)
+            events = self._events.setdefault(key, deque())
+            while events and now - events[0] >= self.window_s:
+                events.popleft()
+            if limit > 0 and len(events) >= limit:
+                return False, round(self.window_s - (now - events[0]), 1)
+            events.append(now)
+            return True, 0.0
+
+    def _forget_idle(self, now: float) -> None:
+        idle = [k for k, ev in self._events.items() if not ev or now - ev[-1] >= self.window_s]
+        for key in idle:
+            del self._events[key]
+
+
+def rate_limit_message(limit: int, retry_after_s: float) -> str:
+    return (f"You have asked {limit} questions in the last minute, the limit for one browser "
+            f"session. Please wait {max(1, round(retry_after_s))} s and ask again.")
+
+
+# -- selection ----------------------------------------------------------------------------------
+
+def format_age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h ago"
+
+
+def selection_caption(text: str, pasted_at: datetime | None, now: datetime | None = None) -> str:
+    """"1,234 characters · pasted 2 min ago" (st.markdown), with what keeps it from being used in
+    orange."""
+    from rag.answer.context import MAX_SELECTION, MIN_SELECTION, SELECTION_TTL
+
+    now = now or datetime.now(UTC)
+    length = len(text.strip())
+    parts = [f"{length:,} characters"]
+    if pasted_at is not None and length:
+        parts.append(f"pasted {format_age((now - pasted_at).total_seconds())}")
+    problem = ""
+    if 0 < length < MIN_SELECTION:
+        problem = f"needs at least {MIN_SELECTION} to be used"
+    elif length > MAX_SELECTION:
+        problem = f"over the {MAX_SELECTION:,} limit, so the full book is searched"
+    elif pasted_at is not None and length and now - pasted_at >= SELECTION_TTL:
+        problem = "older than 5 minutes: paste it again"
+    if problem:
+        parts.append(f":orange[{problem}]")
+    return " · ".join(parts)
+
+
+# -- streaming ----------------------------------------------------------------------------------
+
+class StreamCapture:
+    """Splits Pipeline.answer_stream into text deltas (for st.write_stream) and the Response."""
+
+    def __init__(self, items: Iterable[str | Response]) -> None:
+        self._items = items
+        self.response: Response | None = None
+
+    def deltas(self) -> Iterator[str]:
+        for item in self._items:
+            if isinstance(item, Response):
+                self.response = item
+            elif item:
+                yield item

@@ -1,0 +1,177 @@
+"""Pure formatting for the pages: query terms and quoted sentences highlighted as safe HTML,
+answers with numbered citation links, badges and notices as st.markdown text."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+
+from pages.components.common.links import citation_href
+from rag.answer.synthesis import MARKER_RE
+from rag.index.lexical import tokenize
+
+WORD_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
+MODE_LABELS = {"full-book": "Full book", "selection": "Selected text",
+               "selection+book": "Selected text + book"}
+FALLBACK_LABELS = {
+    "selection_too_short": "selected text under 50 characters",
+    "selection_too_long": "selected text over 20,000 characters",
+    "selection_stale": "selected text older than 5 minutes",
+    "selection_missing": "no text selected",
+    "unknown_mode": "unknown mode",
+}
+LEVEL_COLORS = {"high": "green", "medium": "orange", "low": "red"}
+ACTION_WORDS = {"override": "replaced the answer", "warn": "added a caveat", "flag": "flagged"}
+STATUS_BADGES = {"partial": ("orange", "Partial answer"), "refused": ("red", "Refused"),
+                 "error": ("red", "Error")}
+
+
+# -- highlighting (safe HTML: every piece of text is escaped) -----------------------------------
+
+def _escape(text: str) -> str:
+    # One HTML block with no blank lines, so markdown never re-parses the text; `$` would
+    # start LaTeX in st.markdown.
+    return html.escape(text).replace("$", "&#36;").replace("\n", "<br>")
+
+
+def _wrap(text: str, spans: list[tuple[int, int]], tag: str = "mark") -> str:
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        if start < pos:
+            start = pos
+        if start >= end:
+            continue
+        out += [_escape(text[pos:start]), f"<{tag}>", _escape(text[start:end]), f"</{tag}>"]
+        pos = end
+    out.append(_escape(text[pos:]))
+    return "".join(out)
+
+
+def term_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Spans of words whose BM25 stem is one of the query's stems (stop words never match)."""
+    stems = set(tokenize(query))
+    if not stems:
+        return []
+    cache: dict[str, bool] = {}
+    spans = []
+    for m in WORD_RE.finditer(text):
+        word = m.group().lower()
+        if word not in cache:
+            cache[word] = bool(set(tokenize(word)) & stems)
+        if cache[word]:
+            spans.append(m.span())
+    return spans
+
+
+def highlight_terms(text: str, query: str) -> str:
+    """The text as safe HTML with the query's terms (matched by stem) in <mark>."""
+    return _wrap(text, term_spans(text, query))
+
+
+def sentence_spans(text: str, quotes: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each quoted sentence sits in the text, whitespace and bold markers ignored."""
+    spans = []
+    for quote in quotes:
+        words = quote.split()
+        if not words:
+            continue
+        pattern = r"(?:\s|\*\*|__)+".join(re.escape(w) for w in words)
+        if m := re.search(pattern, text):
+            spans.append(m.span())
+    return spans
+
+
+def highlight_sentences(text: str, quotes: Sequence[str]) -> str:
+    """The passage as safe HTML with the sentences the answer used in <mark>."""
+    return _wrap(text, sentence_spans(text, quotes))
+
+
+# -- answer formatting (markdown for st.markdown) -----------------------------------------------
+
+def _md_escape(text: str) -> str:
+    return text.replace("$", "\\$").replace("<", "&lt;")
+
+
+def _link_title(text: str) -> str:
+    return text.replace('"', "'").replace("[", "(").replace("]", ")")
+
+
+def answer_markdown(answer: str, citations: Sequence[dict], base_url: str | None = None) -> str:
+    """Markers become numbered links to their sections: "… [S2]" -> "… [[1]](url)".
+
+    With base_url given, links go through reader_href (the in-app reader when it is empty)."""
+    numbers = {c["marker"]: (i, c) for i, c in enumerate(citations, start=1)}
+
+    def replace(m: re.Match) -> str:
+        found = numbers.get(f"S{m.group(1)}")
+        if found is None:
+            return ""
+        n, c = found
+        href = citation_href(c, base_url)
+        if not href:
+            return f"[{n}]"
+        return f'[[{n}]]({href} "{_link_title(c.get("section_title", ""))}")'
+
+    return MARKER_RE.sub(replace, _md_escape(answer))
+
+
+def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> str:
+    """One numbered line per citation: linked section title, page, excerpt."""
+    lines = []
+    for i, c in enumerate(citations, start=1):
+        title = _link_title(c.get("section_title") or "Selected text")
+        href = citation_href(c, base_url)
+        link = f"[{title}]({href})" if href else f"**{title}**"
+        page = f" · page {c['page']}" if c.get("page") else ""
+        unstable = "" if c.get("stable", True) or not c.get("url") else " · links to chapter"
+        excerpt = _md_escape(c.get("excerpt", "")).replace("\n", " ")
+        lines.append(f"{i}. {link}{page}{unstable} — *“{excerpt}”*")
+    return "\n".join(lines)
+
+
+def badges_markdown(turn: dict) -> str:
+    """Mode actually used, fallback, confidence and status as st.markdown badges."""
+    out = []
+    if turn.get("status") == "error":
+        return ":red-badge[:material/error: Error" + (
+            f" in {turn['error_stage']}]" if turn.get("error_stage") else "]")
+    used = turn.get("mode_used") or "full-book"
+    icon = ":material/menu_book:" if used == "full-book" else ":material/format_quote:"
+    label = {"full-book": "Searched full book", "selection": "Answered from selected text",
+             "selection+book": "Answered from selected text + book"}.get(
+        used, turn.get("mode_label") or used)
+    out.append(f":blue-badge[{icon} {label}]")
+    if turn.get("fallback_reason"):
+        asked = MODE_LABELS.get(turn.get("mode", ""), turn.get("mode", ""))
+        why = FALLBACK_LABELS.get(turn["fallback_reason"], turn["fallback_reason"])
+        out.append(f":orange-badge[:material/swap_horiz: Asked for {asked.lower()}: {why}]")
+    confidence = turn.get("confidence") or {}
+    level = confidence.get("level", "low")
+    out.append(f":{LEVEL_COLORS.get(level, 'gray')}-badge[Confidence "
+               f"{float(confidence.get('score', 0.0)):.2f} · {level}]")
+    if turn.get("status") in STATUS_BADGES:
+        color, text = STATUS_BADGES[turn["status"]]
+        out.append(f":{color}-badge[{text}]")
+    total = (turn.get("latency_ms") or {}).get("total")
+    if total is not None:
+        out.append(f":gray-badge[{float(total) / 1000:.2f} s]")
+    return " ".join(out)
+
+
+def notice_lines(turn: dict) -> list[tuple[str, str]]:
+    """(kind, message) for the notices under an answer: "warning" when the question was
+    answered differently than asked (fallbacks, degraded services), else "info"."""
+    out = []
+    for notice in dict.fromkeys(turn.get("notices") or []):
+        degraded = any(w in notice for w in ("instead", "cleared", "unavailable", "Audit log"))
+        out.append(("warning" if degraded else "info", notice))
+    return out
+
+
+def verdict_caption(turn: dict) -> str:
+    """One line naming each guardrail that acted, e.g. "Guardrails: `confidence_hedge` added a
+    caveat"; "" when none did."""
+    parts = [f"`{v.get('reason_code', '?')}` {ACTION_WORDS.get(v.get('action', ''), 'acted')}"
+             for v in turn.get("verdicts") or []]
+    return ("Guardrails: " + " · ".join(parts)) if parts else ""

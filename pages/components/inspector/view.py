@@ -1,0 +1,187 @@
+"""The retrieval inspector's pieces: controls, candidate table, contribution chart, chunk reader
+and the side-by-side comparison. Ranking is rag.retrieve.rank_candidates, run per slider move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from pages.components.common.format import highlight_terms
+from pages.components.common.shared import AppContext, index_key
+from pages.components.common.tables import candidates_frame, contributions_frame, rank_changes
+from rag.retrieval.hybrid import CandidatePool, collect_candidates
+from rag.types import Retrieval, RetrievalSettings
+
+DEFAULTS_KEY = "_insp_defaults"  # the active settings the sliders were last defaulted from
+POOL_SIZES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500)
+DENSE_COLOR, BM25_COLOR, LINE_COLOR = "#2f5d8a", "#e39b3a", "#c0392b"
+SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
+TABLE_CONFIG = {
+    "rank": st.column_config.NumberColumn("Rank", width=48),
+    "section": st.column_config.TextColumn("Section", width=210),
+    "chapter": st.column_config.TextColumn("Chapter", width=120),
+    "link": st.column_config.LinkColumn("Link", display_text="open ↗", width=62),
+    "stable": st.column_config.CheckboxColumn("Stable", width=56,
+                                              help="The section has an explicit {#anchor}."),
+    "dense": st.column_config.NumberColumn("Dense", format="%.3f", width=62),
+    "bm25_raw": st.column_config.NumberColumn("BM25 raw", format="%.2f", width=74),
+    "bm25": st.column_config.NumberColumn("BM25", format="%.3f", width=62,
+                                          help="BM25 divided by the book's best for the query."),
+    "blended": st.column_config.NumberColumn("Blended", format="%.3f", width=68),
+    "passed": st.column_config.CheckboxColumn("Passed", width=58),
+    "selected": st.column_config.CheckboxColumn("Top-k", width=54),
+    "reason": st.column_config.TextColumn("Excluded because", width=130),
+    "change": st.column_config.TextColumn("Change", width=64),
+    "rank_before": st.column_config.NumberColumn("Rank A", width=62),
+    "blended_before": st.column_config.NumberColumn("Blended A", format="%.3f", width=74),
+}
+TABLE_COLUMNS = ["rank", "section", "link", "stable", "dense", "bm25_raw", "bm25", "blended",
+                 "passed", "selected", "reason", "chapter"]
+
+
+@dataclass(frozen=True)
+class Controls:
+    a: RetrievalSettings
+    b: RetrievalSettings | None  # set in compare mode
+
+
+@st.cache_resource(max_entries=64, show_spinner="Collecting candidates…")
+def cached_pool(key: tuple, built_at: str, question: str, pool_size: int,
+                _ctx: AppContext) -> CandidatePool:
+    """Embedding and searching happen once per question and pool size; sliders only re-rank."""
+    return collect_candidates(_ctx.index, question, pool_size)
+
+
+def pool_for(ctx: AppContext, question: str, pool_size: int) -> CandidatePool:
+    return cached_pool(index_key(ctx.settings), str(ctx.status.get("built_at", "")), question,
+                       pool_size, ctx)
+
+
+def reset_controls() -> None:
+    for key in ("insp_w", "insp_t", "insp_k", "insp_pool", "insp_w_b", "insp_t_b"):
+        st.session_state.pop(key, None)
+
+
+def _weight(default: float, suffix: str, label: str) -> float:
+    w = st.slider(f"Dense weight{label}", 0.0, 1.0, default, 0.01, key=f"insp_w{suffix}",
+                  persist_state="session",
+                  help="Blended = dense weight × dense + BM25 weight × normalised BM25.")
+    st.caption(f"BM25 weight{label} = 1 − dense = **{1 - w:.2f}**")
+    return w
+
+
+def _threshold(default: float, suffix: str, label: str) -> float:
+    return st.slider(f"Threshold{label}", 0.0, 1.0, default, 0.01, key=f"insp_t{suffix}",
+                     persist_state="session",
+                     help="Candidates whose blended score is below this are not used.")
+
+
+def controls(ctx: AppContext, compare: bool) -> Controls:
+    """Sliders defaulting to the active settings; in compare mode a second weight/threshold.
+    When the active settings change (a tuning Apply), the sliders move to the new values."""
+    s = ctx.settings
+    active = (s.w_dense, s.threshold, s.top_k, s.candidate_pool)
+    if st.session_state.get(DEFAULTS_KEY, active) != active:
+        reset_controls()
+    st.session_state[DEFAULTS_KEY] = active
+    cols = st.columns(4, gap="medium")
+    with cols[0]:
+        w = _weight(s.w_dense, "", " A" if compare else "")
+    with cols[1]:
+        t = _threshold(s.threshold, "", " A" if compare else "")
+    if compare:
+        with cols[2]:
+            wb = _weight(round(max(0.0, s.w_dense - 0.35), 2), "_b", " B")
+        with cols[3]:
+            tb = _threshold(s.threshold, "_b", " B")
+        cols = st.columns(4, gap="medium")[:2]
+    else:
+        cols = cols[2:]
+    with cols[0]:
+        k = st.slider("Top-k", 1, 20, min(s.top_k, 20), key="insp_k",
+                      persist_state="session")
+    with cols[1]:
+        pool = st.select_slider("Candidate pool", sorted({*POOL_SIZES, s.candidate_pool}),
+                                value=s.candidate_pool, key="insp_pool", persist_state="session",
+                                help="Top-N by dense ∪ top-N by BM25. Changing it searches "
+                                     "again; every other control only re-ranks.")
+    a = RetrievalSettings(w, t, k, pool)
+    return Controls(a, RetrievalSettings(wb, tb, k, pool) if compare else None)
+
+
+def candidate_table(retrieval: Retrieval, ctx: AppContext, key: str) -> int | None:
+    """The sortable table of every candidate; returns the selected row (position) if any."""
+    frame = candidates_frame(retrieval, ctx.settings.url_template, ctx.settings.base_url)
+    event = st.dataframe(frame, key=key, hide_index=True, width="stretch", height=380,
+                         column_order=TABLE_COLUMNS, column_config=TABLE_CONFIG,
+                         on_select="rerun", selection_mode="single-row")
+    rows = list(event.selection.rows) if event and event.selection else []
+    return rows[0] if rows else None
+
+
+def contribution_chart(retrieval: Retrieval, limit: int, title: str = "") -> go.Figure:
+    frame = contributions_frame(retrieval, limit).iloc[::-1]  # best at the top
+    opacity = [1.0 if s == "in top-k" else 0.45 for s in frame["status"]]
+    fig = go.Figure()
+    for column, name, color in (("dense_part", "dense × weight", DENSE_COLOR),
+                                ("bm25_part", "BM25 × weight", BM25_COLOR)):
+        fig.add_bar(y=frame["label"], x=frame[column], name=name, orientation="h",
+                    marker={"color": color, "opacity": opacity},
+                    customdata=frame[["blended", "status"]],
+                    hovertemplate="%{y}<br>" + name + " %{x:.3f}<br>blended %{customdata[0]:.3f}"
+                                  " · %{customdata[1]}<extra></extra>")
+    threshold = retrieval.settings.threshold
+    fig.add_vline(x=threshold, line={"color": LINE_COLOR, "dash": "dash", "width": 2},
+                  annotation_text=f"threshold {threshold:.2f}",
+                  annotation_position="bottom right", annotation_font_color=LINE_COLOR)
+    fig.update_layout(barmode="stack", height=max(260, 26 * len(frame) + 90),
+                      margin={"l": 10, "r": 10, "t": 60 if title else 36, "b": 10},
+                      title=title or None,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0,
+                              "xanchor": "left", "x": 0, "traceorder": "normal"},
+                      xaxis={"title": "blended score",
+                             "range": [0, max(0.5, threshold, retrieval.best_score) * 1.08]},
+                      yaxis={"automargin": True, "tickfont": {"size": 11}})
+    return fig
+
+
+def chunk_reader(retrieval: Retrieval, row: int | None, question: str) -> None:
+    hit = retrieval.candidates[row if row is not None else 0]
+    c = hit.chunk
+    where = "Selected row" if row is not None else "Top candidate (select a row to read another)"
+    st.markdown(f"**{where}: #{hit.rank} {c.chapter_title} › {c.section_title}**")
+    st.caption(f"dense {hit.dense:.3f} · BM25 {hit.bm25:.3f} (raw {hit.bm25_raw:.2f}) · blended "
+               f"{hit.blended:.3f} · {'in top-k' if hit.selected else hit.reason or 'passed'} · "
+               f"{c.token_count} tokens · `{c.chapter_id}#{c.section_id}`"
+               + ("" if c.stable else " · no stable ID"))
+    st.markdown('<div class="folio-chunk" style="border:1px solid #dfe3e8;border-radius:6px;'
+                'padding:0.7rem 0.9rem;line-height:1.55;max-height:24rem;overflow-y:auto">'
+                f"{highlight_terms(c.text, question)}</div>", unsafe_allow_html=True)
+
+
+def compare_view(a: Retrieval, b: Retrieval, limit: int) -> None:
+    left, right = st.columns(2, gap="medium")
+    with left:
+        st.markdown(f"**A** · dense {a.settings.w_dense:.2f} / BM25 {a.settings.w_bm25:.2f} · "
+                    f"threshold {a.settings.threshold:.2f}")
+        st.dataframe(rank_changes(a, a), hide_index=True, width="stretch", height=380,
+                     column_order=["rank", "section", "blended", "selected"],
+                     column_config=TABLE_CONFIG)
+        st.plotly_chart(contribution_chart(a, limit), key="chart_a")
+    with right:
+        st.markdown(f"**B** · dense {b.settings.w_dense:.2f} / BM25 {b.settings.w_bm25:.2f} · "
+                    f"threshold {b.settings.threshold:.2f}")
+        changes = rank_changes(a, b)
+        st.dataframe(changes, hide_index=True, width="stretch", height=380,
+                     column_order=["rank", "change", "section", "blended", "selected",
+                                   "rank_before"], column_config=TABLE_CONFIG)
+        st.plotly_chart(contribution_chart(b, limit), key="chart_b")
+    moved = changes[changes["change"].isin(["new", "dropped"])]
+    if moved.empty:
+        st.caption("Both settings select the same chunks.")
+    else:
+        st.caption("Top-k changes: " + " · ".join(
+            f"{r.section} (new at #{r.rank})" if r.change == "new"
+            else f"{r.section} (dropped, was #{r.rank_before})" for r in moved.itertuples()))

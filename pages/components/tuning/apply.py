@@ -1,0 +1,164 @@
+"""Apply a tuned setting to the settings file (with its history), and replay logged questions
+under it to see which outcomes it would have changed."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import streamlit as st
+
+from pages.components.common.shared import AppContext
+from pages.components.tuning.sets import display_path
+from pages.components.tuning.view import (
+    REPLAY_LIMIT,
+    history_frame,
+    load_replay_rows,
+    replay_filters,
+)
+from rag.audit.importer import SpoolSnapshot
+from rag.config import load_settings, read_settings_file
+from rag.errors import AuditError, RagError
+from rag.tuning.replay import ANSWERED_TO_REFUSED, REFUSED_TO_ANSWERED, TOP_CHANGED, replay
+from rag.tuning.settings_writer import write_settings
+from rag.types import RetrievalSettings
+
+APPLIED_KEY, REPLAY_KEY = "tuning_applied", "tuning_replay_rows"
+CHANGED_COLUMNS = ["timestamp", "question", "change", "old_answered", "new_answered",
+                   "old_top_section", "new_top_section", "old_best", "new_best", "status"]
+CHANGED_CONFIG = {
+    "timestamp": st.column_config.DatetimeColumn("Asked (UTC)", format="YYYY-MM-DD HH:mm"),
+    "question": st.column_config.TextColumn("Question", width="large"),
+    "change": "Change", "old_answered": "Answered then", "new_answered": "Answered now",
+    "old_top_section": "Top section then", "new_top_section": "Top section now",
+    "old_best": st.column_config.NumberColumn("Best then", format="%.3f"),
+    "new_best": st.column_config.NumberColumn("Best now", format="%.3f"),
+    "status": "Logged status",
+}
+
+
+def apply_panel(ctx: AppContext, w: float, t: float, provenance: dict) -> None:
+    s = ctx.settings
+    same = abs(s.w_dense - w) < 1e-9 and abs(s.threshold - t) < 1e-9
+    st.markdown(f"Active: dense **{s.w_dense:.2f}** · threshold **{s.threshold:.2f}** "
+                f"(from: {s.threshold_source or 'built-in default'})  \nChosen: dense "
+                f"**{w:.2f}** · threshold **{t:.2f}**")
+    if st.button(f"Apply dense {w:.2f} · threshold {t:.2f}", type="primary", disabled=same,
+                 icon=":material/check:", key="tuning_apply",
+                 help=f"Writes [retrieval] w_dense and [embedders.{s.embedder}] threshold to "
+                      f"{display_path(s.settings_file)}; the old values go to [[history]]."):
+        _apply(ctx, w, t, provenance)
+    if same:
+        st.caption("The chosen point is the active setting.")
+    if message := st.session_state.pop(APPLIED_KEY, None):
+        st.success(message[0], icon=":material/check_circle:")
+        if message[1]:
+            st.warning(message[1], icon=":material/warning:")
+    try:
+        history = history_frame(read_settings_file(s.settings_file))
+    except RagError as e:
+        st.error(str(e), icon=":material/error:")
+        return
+    if len(history):
+        st.markdown("**Earlier values** (newest first, from `[[history]]`)")
+        st.dataframe(history, hide_index=True, width="stretch", height=min(300, 38 + 35 *
+                                                                           len(history)),
+                     key="tuning_history")
+
+
+def _was(value: object) -> str:
+    return "–" if value == "" else f"{float(value):.2f}"
+
+
+def _apply(ctx: AppContext, w: float, t: float, provenance: dict) -> None:
+    s = ctx.settings
+    try:
+        entry = write_settings(s.settings_file, w, t, s.embedder, provenance)
+        now = load_settings()  # what the chat will use on its next question
+    except (RagError, OSError) as e:
+        st.error(f"Not applied: {e}", icon=":material/error:")
+        return
+    note = ""
+    if (abs(now.w_dense - w) > 1e-9) or abs(now.threshold - t) > 1e-9:
+        note = (f"The environment overrides the file (RAG_DENSE_WEIGHT / RAG_THRESHOLD), so the "
+                f"app still uses dense {now.w_dense:.2f} · threshold {now.threshold:.2f}.")
+    st.session_state[APPLIED_KEY] = (
+        f"Applied dense {w:.2f} · threshold {t:.2f} to {display_path(s.settings_file)} "
+        f"(was dense {_was(entry['previous_w_dense'])} · threshold "
+        f"{_was(entry['previous_threshold'])}). "
+        "The chat uses them from its next question.", note)
+    st.rerun()
+
+
+def _read(ctx: AppContext, days: tuple, limit: int) -> tuple[list[dict], str]:
+    """Logged rows from DuckDB; while another process holds the file, the spooled rows only."""
+    filters = replay_filters(days)
+    try:
+        return load_replay_rows(ctx.audit, filters, limit), ""
+    except AuditError as e:
+        spool = SpoolSnapshot(ctx.settings.audit_db)
+        try:
+            rows = load_replay_rows(spool, filters, limit)
+        finally:
+            spool.close()
+        return rows, (f"The audit database cannot be read right now ({e}). Replaying only the "
+                      f"{len(rows)} question(s) still waiting in this machine's spool.")
+
+
+def _rows(ctx: AppContext, days: tuple, limit: int, reload: bool) -> list[dict]:
+    key = (days, limit)
+    cached = st.session_state.get(REPLAY_KEY)
+    if cached is None or cached[0] != key or reload:
+        with st.spinner("Reading logged questions…"):
+            rows, note = _read(ctx, days, limit)
+        cached = (key, rows, note)
+        if not note:  # a busy database is asked again on the next run
+            st.session_state[REPLAY_KEY] = cached
+    if cached[2]:
+        st.warning(cached[2], icon=":material/lock_clock:")
+    return cached[1]
+
+
+def replay_panel(ctx: AppContext, w: float, t: float) -> None:
+    s = ctx.settings
+    if ctx.audit is None:
+        st.info(f"The audit log is unavailable ({ctx.audit_error}); replay needs logged "
+                "questions.", icon=":material/history_toggle_off:")
+        return
+    today = dt.datetime.now(dt.UTC).date()
+    when, most, again = st.columns([3, 2, 1], gap="medium", vertical_alignment="bottom")
+    with when:
+        days = st.date_input("Asked between (UTC)", (today - dt.timedelta(days=30), today),
+                             key="tuning_replay_days", max_value=today)
+    with most:
+        limit = st.number_input("Newest questions to replay", 1, 5000, REPLAY_LIMIT, step=50,
+                                key="tuning_replay_limit")
+    with again:
+        reload = st.button("Reload", icon=":material/refresh:", key="tuning_replay_reload",
+                           width="stretch")
+    days = tuple(days) if isinstance(days, tuple | list) else (days,)
+    if not days:
+        st.caption("Pick a date range.")
+        return
+    rows = _rows(ctx, days, int(limit), reload)
+    if not rows:
+        st.info("No questions were logged in this range yet. Ask some in the chat (every answer "
+                "is logged with its candidates), or widen the range.",
+                icon=":material/inbox:")
+        return
+    result = replay(rows, RetrievalSettings(w, t, s.top_k, s.candidate_pool))
+    summary = result.summary()
+    st.caption(f"Each logged question re-ranked from its stored candidates (nothing embedded): "
+               f"outcome under the settings it was asked with vs dense {w:.2f} · threshold "
+               f"{t:.2f}.")
+    labels = (("Replayed", "replayed"), ("Answered → refused", ANSWERED_TO_REFUSED),
+              ("Refused → answered", REFUSED_TO_ANSWERED), ("Top section changed", TOP_CHANGED))
+    for column, (label, key) in zip(st.columns(len(labels)), labels, strict=True):
+        column.metric(label, summary[key], border=True)
+    if result.changed.empty:
+        st.success("No logged question would change its outcome.", icon=":material/check:")
+    else:
+        st.dataframe(result.changed, hide_index=True, width="stretch", key="tuning_replay",
+                     column_order=CHANGED_COLUMNS, column_config=CHANGED_CONFIG)
+    if result.skipped:
+        with st.expander(f"{len(result.skipped)} logged question(s) could not be replayed"):
+            st.markdown("\n".join(f"- {reason}" for reason in result.skipped))

@@ -1,0 +1,151 @@
+"""What the tuning page shows, as plain frames and dicts: the objective over the grid, curves,
+score distributions, figures side by side, the margin, the per-question outcomes, the settings
+history, and the logged rows a replay needs. The numbers come from rag.tuning.sweep, rag.tuning.recommend and
+rag.tuning.replay; nothing here scores anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rag.audit.filters import AuditFilters
+from rag.tuning.recommend import OBJECTIVES, Recommendation, objective_grid
+from rag.tuning.sweep import PoolArrays, SweepResult, run_sweep
+
+OBJECTIVE_LABELS = {"max_f1": "Max F1",
+                    "max_recall_at_far": "Max Recall@k under a false-answer limit"}
+CURVES = {"answer_rate": "Answer rate (in scope)", "false_answer_rate": "False-answer rate",
+          "recall_at_k": "Recall@k", "f1": "F1"}
+FIGURES = {"f1": "F1", "recall_at_k": "Recall@k", "hit_at_k": "Hit@k", "mrr": "MRR",
+           "ndcg_at_k": "nDCG@k", "answer_rate": "Answer rate (in scope)",
+           "false_answer_rate": "False-answer rate (out of scope)", "accuracy": "Accuracy",
+           "precision": "Precision"}
+NEIGHBOURS = {"w-0.05": "dense − 0.05", "w+0.05": "dense + 0.05", "t-0.05": "threshold − 0.05",
+              "t+0.05": "threshold + 0.05"}
+REPLAY_LIMIT = 500
+
+
+def objective_args(objective: str, far_percent: float) -> tuple[str, float | None]:
+    """The page's choice as rag.tuning.recommend arguments: a limit only for the constrained objective."""
+    if objective not in OBJECTIVES:
+        objective = OBJECTIVES[0]
+    return objective, (round(far_percent / 100, 4) if objective == "max_recall_at_far" else None)
+
+
+def objective_title(objective: str, max_far: float | None, top_k: int) -> str:
+    if objective == "max_recall_at_far":
+        return f"Recall@{top_k} where the false-answer rate ≤ {100 * (max_far or 0):g} %"
+    return "F1 (answer vs refuse)"
+
+
+def objective_matrix(result: SweepResult, objective: str, max_far: float | None) -> pd.DataFrame:
+    """Weights (rows) × thresholds (columns); points that break the constraint are NaN."""
+    values, feasible = objective_grid(result, objective, max_far)
+    return pd.DataFrame(np.where(feasible, values, np.nan), index=result.weights,
+                        columns=result.thresholds)
+
+
+def curves_frame(result: SweepResult, w_dense: float) -> pd.DataFrame:
+    """Long form for a line chart: threshold, metric (label), value at one weight."""
+    wide = result.curves_at(w_dense)
+    long = wide.melt(id_vars="threshold", value_vars=list(CURVES), var_name="key",
+                     value_name="value")
+    long["metric"] = long["key"].map(CURVES)
+    return long[["threshold", "metric", "value"]]
+
+
+def distribution_frame(result: SweepResult, w_dense: float) -> pd.DataFrame:
+    frame = result.score_distribution(w_dense)
+    frame["scope"] = np.where(frame["in_scope"], "in scope", "out of scope")
+    return frame
+
+
+def current_figures(arrays: PoolArrays, w_dense: float, threshold: float) -> dict[str, float]:
+    """Figures at the active settings, exact even when they are off the sweep's grid."""
+    return run_sweep(arrays, [w_dense], [threshold]).at(w_dense, threshold)
+
+
+def figures_frame(columns: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """One row per metric, one column per named operating point, plus the change from the first
+    column to the second."""
+    names = list(columns)
+    rows = [{"metric": label, **{n: columns[n].get(key) for n in names}}
+            for key, label in {"w_dense": "Dense weight", "threshold": "Threshold",
+                               **FIGURES}.items()]
+    frame = pd.DataFrame(rows)
+    if len(names) >= 2:
+        frame["change"] = (frame[names[1]] - frame[names[0]]).round(4)
+    return frame
+
+
+def margin_frame(rec: Recommendation) -> pd.DataFrame:
+    """The objective at the four ±0.05 neighbours and how much it drops there (None beyond
+    the grid)."""
+    rows = []
+    for key, label in NEIGHBOURS.items():
+        point = rec.margin.get(key) or {}
+        where = (f"{label} ({point['w_dense']:.2f} · {point['threshold']:.2f})" if point
+                 else f"{label} (off the grid)")
+        rows.append({"neighbour": where, "value": point.get("value"), "drop": point.get("drop"),
+                     "meets_limit": point.get("feasible")})
+    return pd.DataFrame(rows, columns=["neighbour", "value", "drop", "meets_limit"])
+
+
+def outcome_frame(result: SweepResult, w_dense: float, threshold: float) -> pd.DataFrame:
+    """Per question at one grid point, worded for reading: answered or refused (and by what),
+    correct or not."""
+    table = result.question_table(w_dense, threshold)
+    refused = table["refused_by"].map({"capability": "refused (capability guardrail)",
+                                       "threshold": "refused (below threshold)"})
+    table["outcome"] = np.where(table["answered"], "answered", refused)
+    table["scope"] = np.where(table["in_scope"], "in scope", "out of scope")
+    return table
+
+
+def history_frame(settings_data: dict[str, Any]) -> pd.DataFrame:
+    """The `[[history]]` entries of a settings file, newest first."""
+    columns = ["date", "embedder", "previous_w_dense", "previous_threshold", "w_dense",
+               "threshold", "question_set", "objective", "max_far", "f1", "previous_source"]
+    rows = [{c: entry.get(c) for c in columns} for entry in settings_data.get("history", [])
+            if isinstance(entry, dict)]
+    return pd.DataFrame(rows[::-1], columns=columns)
+
+
+def provenance(question_set: str, rec: Recommendation, point: tuple[float, float],
+               figures: dict[str, float], book: str, today: dt.date | None = None
+               ) -> dict[str, Any]:
+    """What settings_file.write_settings records next to the applied values; a point moved away
+    from the recommendation says so."""
+    by_hand = abs(point[0] - rec.w_dense) > 1e-9 or abs(point[1] - rec.threshold) > 1e-9
+    objective = f"{rec.objective}, point chosen by hand" if by_hand else rec.objective
+    return {"question_set": question_set, "objective": objective, "max_far": rec.max_far,
+            "book": book, "date": (today or dt.date.today()).isoformat(),
+            "f1": figures.get("f1"), "recall_at_k": figures.get("recall_at_k"),
+            "false_answer_rate": figures.get("false_answer_rate")}
+
+
+def replay_filters(days: Sequence[dt.date]) -> AuditFilters:
+    """Whole days in UTC, the end day included."""
+    if not days:
+        return AuditFilters()
+    start = dt.datetime.combine(days[0], dt.time.min, dt.UTC)
+    end = dt.datetime.combine(days[-1] + dt.timedelta(days=1), dt.time.min, dt.UTC)
+    return AuditFilters(start=start, end=end)
+
+
+def load_replay_rows(reader: Any, filters: AuditFilters, limit: int = REPLAY_LIMIT
+                     ) -> list[dict[str, Any]]:
+    """The newest `limit` logged questions in range, each with its candidate pool and settings
+    (the list view leaves those large columns out, so each row is read in full)."""
+    page = reader.query_logs(filters, limit=limit)
+    rows = []
+    for log_id in page["log_id"]:
+        record = reader.get_log(str(log_id), include_archive=False)
+        if record is not None:
+            rows.append(record)
+    return rows

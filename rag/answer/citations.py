@@ -1,0 +1,99 @@
+"""Stage 4a: markers -> citations built from stable IDs at answer time; URLs are never stored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.answer.synthesis import MARKER_RE, says_not_covered
+from rag.types import Chunk, Citation, Hit
+
+EXCERPT_MIN_WORDS, EXCERPT_MAX_WORDS = 30, 50
+SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?!\[S\d)")  # a trailing [Sn] stays
+
+
+@dataclass(frozen=True)
+class CitedAnswer:
+    text: str  # the answer with only valid markers left
+    citations: tuple[Citation, ...]
+    unresolved: int  # markers that named no excerpt, removed
+    uncited_sentences: int
+
+
+def build_url(template: str, base_url: str, chunk: Chunk) -> str:
+    """Stable IDs only; an unstable or missing section links to the chapter root."""
+    if chunk.source != "book":
+        return ""
+    section = chunk.section_id if chunk.stable and chunk.section_id else ""
+    url = template.format(base_url=base_url.rstrip("/"), module_id=chunk.module_id,
+                          chapter_id=chunk.chapter_id, section_id=section)
+    url = url.rstrip("#") if not section else url
+    scheme, sep, rest = url.rpartition("://")
+    return f"{scheme}{sep}{re.sub(r'/{2,}', '/', rest)}"
+
+
+def pick_excerpt(chunk_text: str, near: str = "") -> str:
+    """30-50 words of the chunk, starting at the sentence the answer quoted when there is one."""
+    words = chunk_text.split()
+    start = 0
+    if near:
+        probe = near.split()[:6]
+        for i in range(len(words) - len(probe) + 1):
+            if words[i:i + len(probe)] == probe:
+                start = i
+                break
+    start = max(0, min(start, len(words) - EXCERPT_MIN_WORDS))
+    picked = words[start:start + EXCERPT_MAX_WORDS]
+    text = re.sub(r"\*\*|__|`", "", " ".join(picked)).replace('"', "'")
+    ellipsis = "…" if start + EXCERPT_MAX_WORDS < len(words) else ""
+    return ("…" if start else "") + text + ellipsis
+
+
+def display_text(chunk: Chunk, excerpt: str) -> str:
+    """SPEC §3: [Source: Section Title (Page 42) - "excerpt"]; the page only when known."""
+    title = "Selected text" if chunk.source == "selection" else chunk.section_title
+    page = f" (Page {chunk.page})" if chunk.page else ""
+    return f'[Source: {title}{page} - "{excerpt}"]'
+
+
+def count_uncited(text: str) -> int:
+    sentences = [s for s in SENTENCE_END_RE.split(text) if len(s.split()) >= 4]
+    return sum(1 for s in sentences if not MARKER_RE.search(s) and not says_not_covered(s))
+
+
+def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
+         quotes: Sequence[str] = (), siblings: Sequence[Hit] = ()) -> CitedAnswer:
+    """Keep markers that name a retrieved excerpt, drop the rest, and build one citation each."""
+    unresolved = 0
+
+    def keep(match: re.Match) -> str:
+        nonlocal unresolved
+        if 1 <= int(match.group(1)) <= len(hits):
+            return match.group(0)
+        unresolved += 1
+        return ""
+
+    text = re.sub(r"\s+([.,;])", r"\1", MARKER_RE.sub(keep, draft_text)).strip()
+    citations = []
+    for n in dict.fromkeys(int(m) for m in MARKER_RE.findall(text)):
+        hit = hits[n - 1]
+        texts = [hit.chunk.text] + [h.chunk.text for h in siblings
+                                    if h.chunk.section_key == hit.chunk.section_key]
+        source, quote = next(((t, q) for t in texts for q in quotes if q[:40] in t),
+                             (hit.chunk.text, ""))
+        excerpt = pick_excerpt(source, quote)
+        c = hit.chunk
+        citations.append(Citation(
+            marker=f"S{n}", text=display_text(c, excerpt),
+            url=build_url(template, base_url, c), chunk_id=c.chunk_id, module_id=c.module_id,
+            chapter_id=c.chapter_id, section_id=c.section_id, section_title=c.section_title,
+            page=c.page, excerpt=excerpt, confidence=hit.blended,
+            stable=c.stable and bool(c.section_id)))
+    return CitedAnswer(text, tuple(citations), unresolved, count_uncited(text))
+
+
+def render_inline(answer: str, citations: Sequence[Citation]) -> str:
+    """The answer with each marker replaced by its SPEC §3 display citation."""
+    by_marker = {c.marker: c.text for c in citations}
+    return MARKER_RE.sub(lambda m: by_marker.get(f"S{m.group(1)}", ""), answer)

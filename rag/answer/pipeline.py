@@ -1,0 +1,269 @@
+"""The orchestrator: four stages in order, a time budget, failures attributed to a stage.
+
+context selection -> retrieval -> synthesis -> citations & guardrails -> Response (-> audit)
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import UTC, datetime
+from typing import Any
+
+from rag.answer import guardrails as g
+from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
+from rag.answer.response import build_response, error_response
+from rag.answer.synthesis import extractive_draft, llm_draft, llm_draft_stream, sentence_vectors_for
+from rag.config import Settings
+from rag.errors import BudgetExceeded, ProviderError, RagError
+from rag.index.build import BookIndex
+from rag.providers.base import LLM, Message
+from rag.providers.memo import QueryMemo
+from rag.retrieval.hybrid import score_selection, validate_query
+from rag.retrieval.search import search_book
+from rag.types import Draft, Response, Retrieval
+
+TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
+_EXECUTOR = ThreadPoolExecutor(max_workers=32, thread_name_prefix="folio-stage")
+
+
+@dataclasses.dataclass
+class Turn:
+    """What one request carries between stages (local to the request: stages share no state)."""
+
+    question: str
+    settings: Settings
+    started: float
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    notices: list[str] = dataclasses.field(default_factory=list)
+    index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def check_total(self, stage: str) -> None:
+        if self.elapsed() > self.settings.budget_total_s:
+            raise BudgetExceeded(stage)
+
+
+def as_messages(history: Sequence[Message | dict]) -> list[Message]:
+    out = []
+    for m in history:
+        role, content = (m.role, m.content) if isinstance(m, Message) else \
+            (str(m.get("role", "")), str(m.get("content", "")))
+        if role in ("user", "assistant") and content.strip():
+            out.append(Message(role, content))
+    return out
+
+
+class Pipeline:
+    def __init__(self, index: BookIndex, settings: Settings, llm: LLM | None = None,
+                 audit: Any = None) -> None:
+        self.index = index
+        self.settings = settings
+        self.llm = llm
+        self.audit = audit
+        built = index.manifest.get("built_at", "")[:10]
+        self.as_of = built or datetime.now(UTC).date().isoformat()
+        self.sentence_vectors = sentence_vectors_for(index.embedder)
+        self._warm_up()
+        self.context = {"book_hash": index.manifest.get("book_hash", ""), "as_of": self.as_of,
+                        "collection": index.collection}
+
+    def answer(self, question: str | bytes, mode: str = FULL_BOOK, selection: str | None = None,
+               selection_time: datetime | None = None, history: Sequence = (),
+               session_id: str = "", settings: Settings | None = None) -> Response:
+        response = None
+        for item in self.answer_stream(question, mode, selection, selection_time, history,
+                                       session_id, settings, stream=False):
+            if isinstance(item, Response):
+                response = item
+        assert response is not None  # answer_stream always ends with a Response
+        return response
+
+    def answer_stream(self, question: str | bytes, mode: str = FULL_BOOK,
+                      selection: str | None = None, selection_time: datetime | None = None,
+                      history: Sequence = (), session_id: str = "",
+                      settings: Settings | None = None, stream: bool = True
+                      ) -> Iterator[str | Response]:
+        """Text deltas while the answer is written, then the final Response (always last)."""
+        settings = settings or self.settings
+        turn = Turn(question="", settings=settings, started=time.perf_counter(),
+                    index=self._request_index())
+        meta = {"query_id": str(uuid.uuid4()), "session_id": session_id, "mode": mode,
+                "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "question": question if isinstance(question, str)
+                else question.decode("utf-8", "replace")}
+        stage = "input"
+        try:
+            turn.question = validate_query(question)
+            stage = "context"
+            decision = self._timed(turn, "context", lambda: select_context(
+                mode, selection, selection_time))
+            if decision.notice:
+                turn.notices.append(decision.notice)
+            stage = "retrieval"
+            retrieval_query, retrieval = self._retrieve(turn, decision, as_messages(history))
+            stage = "synthesis"
+            verdict = self._pre_answer_verdict(turn, retrieval)
+            draft = None
+            if verdict is None:
+                draft = yield from self._synthesize(turn, retrieval, as_messages(history), stream)
+            stage = "guardrails"
+            t0 = time.perf_counter()
+            response = build_response(turn, decision, retrieval_query, retrieval, draft, verdict,
+                                      meta, self.context)
+            response.metadata["latency_ms"]["guardrails"] = round(
+                (time.perf_counter() - t0) * 1000, 2)
+        except BudgetExceeded as e:
+            response = error_response(turn, meta, str(e) or stage, TIMEOUT_MESSAGE)
+        except RagError as e:  # input, provider, index: a clear message attributed to the stage
+            response = error_response(turn, meta, stage, str(e))
+        self._record(response, session_id)
+        yield response
+
+    def _warm_up(self) -> None:
+        """Load the embedder and the LLM's SDK now: each takes seconds the first time (importing
+        anthropic took 5 s on a busy machine), which must not count against a question's budget."""
+        try:
+            self.index.embedder.embed_query("warm up")
+        except RagError:
+            pass  # retrieval will degrade to BM25 with a notice, per question
+        make_client = getattr(self.llm, "client", None)  # AnthropicLLM builds its client lazily
+        if callable(make_client):
+            try:
+                make_client()
+            except RagError:
+                pass  # the first question reports the problem as a synthesis error
+
+    def _request_index(self) -> BookIndex:
+        """The index for one request, its embedder wrapped so the question embedded for
+        retrieval is not embedded a second time to score the answer's sentences."""
+        index = copy.copy(self.index)  # shallow: chunks, BM25 and store are shared, read-only
+        index.embedder = QueryMemo(self.index.embedder)
+        return index
+
+    # -- stages -----------------------------------------------------------------------------
+
+    def _timed(self, turn: Turn, stage: str, fn, budget: float | None = None):
+        """Run a stage; over its budget the request ends (the worker thread is abandoned)."""
+        t0 = time.perf_counter()
+        if budget is None:
+            result = fn()
+        else:
+            remaining = min(budget, turn.settings.budget_total_s - turn.elapsed())
+            try:
+                result = _EXECUTOR.submit(fn).result(timeout=max(remaining, 0.001))
+            except FutureTimeout as e:
+                raise BudgetExceeded(stage) from e
+        turn.timings[stage] = round((time.perf_counter() - t0) * 1000, 2)
+        if budget is not None and turn.timings[stage] > budget * 1000:
+            raise BudgetExceeded(stage)
+        turn.check_total(stage)
+        return result
+
+    def _retrieve(self, turn: Turn, decision: ContextDecision, history: list[Message]
+                  ) -> tuple[str, Retrieval]:
+        s = turn.settings
+        rewriter = self.llm if s.llm != "extractive" else None
+
+        def run() -> tuple[str, Retrieval]:
+            query = rewrite_query(turn.question, history[-s.history_messages:], rewriter,
+                                  timeout=min(1.0, s.budget_retrieval_s / 2))
+            if decision.mode_used == SELECTION:
+                hit = score_selection(turn.index, decision.selection, query, s.w_dense,
+                                      s.threshold)
+                return query, Retrieval(query, s.retrieval, (hit,), (hit,))
+            book = search_book(turn.index, query, s.retrieval)
+            if decision.selection is None:
+                return query, book
+            hit = score_selection(turn.index, decision.selection, query, s.w_dense, s.threshold)
+            hits = (hit, *book.hits[: s.top_k - 1])
+            return query, dataclasses.replace(book, candidates=(hit, *book.candidates), hits=hits)
+
+        query, retrieval = self._timed(turn, "retrieval", run, s.budget_retrieval_s)
+        turn.notices.extend(retrieval.notices)
+        return query, retrieval
+
+    def _pre_answer_verdict(self, turn: Turn, retrieval: Retrieval) -> g.Verdict | None:
+        """Refusals that need no draft: capability, then content (nothing above the threshold)."""
+        s = turn.settings
+        book = s.resolved_title
+        capability = g.check_capability(turn.question, book, self.as_of)
+        if capability:
+            return capability
+        # a passage can pass on its share of the question's terms with a blend under the cut
+        best = max((max(h.blended, s.threshold) for h in retrieval.hits if h.passed),
+                   default=0.0)
+        nearest = list(dict.fromkeys(
+            f"{h.chunk.chapter_title} › {h.chunk.section_title}"
+            for h in retrieval.candidates if h.chunk.source == "book"))[:3]
+        return g.check_content(best, s.threshold, turn.question, book, nearest,
+                               s.off_topic_keywords)
+
+    def _synthesize(self, turn: Turn, retrieval: Retrieval, history: list[Message],
+                    stream: bool) -> Iterator[str]:
+        s = turn.settings
+        hits = retrieval.hits
+        if s.llm == "extractive" or self.llm is None:
+            draft = self._timed(turn, "synthesis", lambda: self._extractive(
+                turn, hits, retrieval.candidates), s.budget_synthesis_s)
+            if stream:
+                yield draft.text
+            return draft
+        kwargs = dict(book=s.resolved_title, history=history[-s.history_messages:],
+                      max_tokens=s.llm_max_tokens, temperature=s.llm_temperature)
+        t0 = time.perf_counter()
+        try:
+            if stream:
+                draft = None
+                timeout = max(0.1, min(s.budget_synthesis_s, s.budget_total_s - turn.elapsed()))
+                for item in llm_draft_stream(turn.question, hits, self.llm, timeout=timeout,
+                                             **kwargs):
+                    if isinstance(item, Draft):
+                        draft = item
+                    else:
+                        yield item
+                    if time.perf_counter() - t0 > s.budget_synthesis_s:
+                        raise BudgetExceeded("synthesis")
+                turn.timings["synthesis"] = round((time.perf_counter() - t0) * 1000, 2)
+                turn.check_total("synthesis")
+                return draft
+            return self._timed(turn, "synthesis", lambda: llm_draft(
+                turn.question, hits, self.llm, timeout=s.budget_synthesis_s, **kwargs),
+                s.budget_synthesis_s)
+        except ProviderError as e:
+            if time.perf_counter() - t0 >= s.budget_synthesis_s or \
+                    turn.elapsed() >= s.budget_total_s:
+                raise BudgetExceeded("synthesis") from e  # over budget is a timeout, not a fallback
+            if not s.llm_fallback:
+                raise
+            turn.notices.append(f"{e} Answered from the book's own sentences instead.")
+            draft = self._extractive(turn, hits, retrieval.candidates)
+            turn.timings["synthesis"] = round((time.perf_counter() - t0) * 1000, 2)
+            if stream:
+                yield draft.text
+            return dataclasses.replace(draft, notices=(*draft.notices, "llm_fallback"))
+
+    def _extractive(self, turn: Turn, hits, candidates) -> Draft:
+        """Book sentences scored with the embedder; lexically only when the embedder fails."""
+        count = turn.settings.extractive_sentences
+        try:
+            vector = turn.index.embedder.embed_query(turn.question)
+            return extractive_draft(turn.question, hits, count, embed=self.sentence_vectors,
+                                    query_vector=vector, siblings=candidates)
+        except RagError:
+            return extractive_draft(turn.question, hits, count, siblings=candidates)
+
+    def _record(self, response: Response, session_id: str) -> None:
+        if self.audit is None:
+            return
+        try:
+            self.audit.record(response, session_id=session_id)
+        except RagError as e:
+            response.metadata.setdefault("notices", []).append(f"Audit log: {e}")

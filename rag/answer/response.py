@@ -1,0 +1,138 @@
+"""Stage 4b: citations, guardrail verdicts and confidence turned into the Response contract."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from rag.answer import guardrails as g
+from rag.answer.citations import cite
+from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confidence
+from rag.answer.synthesis import says_not_covered
+from rag.types import Confidence, Draft, Response, Retrieval, Verdict
+
+if TYPE_CHECKING:
+    from rag.answer.context import ContextDecision
+    from rag.answer.pipeline import Turn
+
+SOFT_CODES = (g.CONFIDENCE_HEDGE, g.CONFIDENCE_LOW, g.CITATION_UNCITED_SENTENCES)
+MODE_LABELS = {"full-book": "Searched full book", "selection": "Answered from selected text",
+               "selection+book": "Answered from selected text + book"}  # as the chat page says
+DEGRADED_NOTICE_WORDS = ("BM25-only", "instead")  # service fallbacks make an answer partial
+
+
+def apply_guardrail_mode(verdicts: list[Verdict], mode: str) -> list[Verdict]:
+    """strict: every violation overrides; permissive: only capability/content override;
+    hybrid: hard ones override, soft ones warn."""
+    out = []
+    for v in verdicts:
+        if mode == "strict" and v.action == "warn":
+            v = Verdict(v.guardrail, v.reason_code, "override", v.message)
+        elif mode == "permissive" and v.action == "override" and v.guardrail == "citation":
+            v = Verdict(v.guardrail, v.reason_code, "warn", v.message)
+        out.append(v)
+    return out
+
+
+def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
+                   nearest: list[str], user_chosen: bool = False) -> list[Verdict]:
+    """Verdicts on a draft. `user_chosen`: every excerpt is the user's own pasted passage, whose
+    relevance they vouched for, so low confidence caveats the answer instead of refusing it."""
+    s = turn.settings
+    verdicts: list[Verdict] = []
+    if says_not_covered(draft.text) and not cited.citations:
+        verdicts.append(g.check_content(0.0, 1.0, turn.question, s.resolved_title, nearest))
+    else:
+        verdicts.extend(g.check_citations(len(cited.citations), cited.uncited_sentences,
+                                          cited.unresolved, s.guardrail_mode))
+    # an extractive answer is the book's own words: its "might be" is the book's, not a guess
+    hedge = None if draft.provider == "extractive" else g.check_hedges(cited.text, s.hedge_words)
+    if hedge:
+        verdicts.append(hedge)
+    decision = gate(confidence.score, s.gate_answer, s.gate_caveat)
+    if decision == GATE_REFUSE and not user_chosen:
+        message = g.NOT_COVERED.format(book=s.resolved_title)
+        if nearest:
+            message += " The nearest sections are: " + "; ".join(nearest) + "."
+        verdicts.append(Verdict("confidence", g.CONFIDENCE_LOW, "override", message))
+    elif decision != GATE_ANSWER:
+        verdicts.append(Verdict("confidence", g.CONFIDENCE_LOW, "warn", g.LOW_CONFIDENCE))
+    return apply_guardrail_mode(verdicts, s.guardrail_mode)
+
+
+def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
+                   retrieval: Retrieval, draft: Draft | None, verdict: Verdict | None,
+                   meta: dict[str, Any], context: dict[str, Any]) -> Response:
+    s = turn.settings
+    best = max((h.blended for h in retrieval.hits), default=retrieval.best_score)
+    confidence = score_confidence(best, draft.generation_confidence if draft else None)
+    nearest = list(dict.fromkeys(f"{h.chunk.chapter_title} › {h.chunk.section_title}"
+                                 for h in retrieval.candidates if h.chunk.source == "book"))[:3]
+    verdicts: list[Verdict] = [verdict] if verdict else []
+    citations: tuple = ()
+    answer = ""
+    if draft is not None:
+        cited = cite(draft.text, retrieval.hits, s.url_template, s.base_url, draft.quotes,
+                     retrieval.candidates)
+        verdicts = draft_verdicts(turn, draft, cited, confidence, nearest, all(
+            h.chunk.source == "selection" for h in retrieval.hits))
+        citations, answer = cited.citations, cited.text
+    overrides = [v for v in verdicts if v.action == "override"]
+    if overrides:
+        status, answer, citations = "refused", overrides[0].message, ()
+    else:
+        warnings = [v.message for v in verdicts if v.action == "warn"]
+        if warnings:
+            answer = answer + "\n\n" + "\n".join(warnings)
+        service_notices = [n for n in turn.notices if n != decision.notice]
+        degraded = any(w in n for n in service_notices for w in DEGRADED_NOTICE_WORDS)
+        status = "partial" if warnings or degraded or (draft and draft.notices) else "success"
+    used = {c.chunk_id for c in citations}
+    return Response(
+        answer=answer, citations=citations,
+        metadata=_metadata(turn, decision, retrieval_query, retrieval, draft, meta, len(used)),
+        validation={
+            "boundary_violations": [v.reason_code for v in verdicts if v.action == "override"],
+            "confidence_warnings": [v.message for v in verdicts if v.guardrail == "confidence"],
+            "guardrail_actions": [asdict(v) for v in verdicts],
+            "notices": list(turn.notices),
+        },
+        confidence=confidence, status=status, retrieval=retrieval, draft=draft,
+        verdicts=tuple(verdicts), settings={**s.snapshot(), **context})
+
+
+def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retrieval: Retrieval,
+              draft: Draft | None, meta: dict[str, Any], chunks_used: int) -> dict[str, Any]:
+    timings = dict(turn.timings)
+    timings["total"] = round(turn.elapsed() * 1000, 2)
+    return {
+        **meta, "mode_used": decision.mode_used, "fallback_reason": decision.fallback_reason,
+        "clear_selection": decision.clear_selection,
+        "mode_label": MODE_LABELS[decision.mode_used],
+        "retrieval_query": retrieval_query, "chunks_retrieved": len(retrieval.candidates),
+        "chunks_used": chunks_used,
+        "retrieval_latency_ms": timings.get("retrieval", 0.0),
+        "synthesis_latency_ms": timings.get("synthesis", 0.0),
+        "total_latency_ms": timings["total"], "latency_ms": timings,
+        "retrieval_breakdown_ms": {k: round(v, 2) for k, v in retrieval.latency_ms.items()},
+        "llm_provider": draft.provider if draft else turn.settings.llm,
+        "llm_model": draft.model if draft else (
+            turn.settings.llm_model if turn.settings.llm != "extractive" else "extractive"),
+        "notices": list(turn.notices),
+    }
+
+
+def error_response(turn: Turn, meta: dict[str, Any], stage: str, message: str) -> Response:
+    timings = dict(turn.timings, total=round(turn.elapsed() * 1000, 2))
+    return Response(
+        answer="", citations=(),
+        metadata={**meta, "mode_used": None, "fallback_reason": None, "retrieval_query": "",
+                  "chunks_retrieved": 0, "chunks_used": 0,
+                  "retrieval_latency_ms": timings.get("retrieval", 0.0),
+                  "synthesis_latency_ms": timings.get("synthesis", 0.0),
+                  "total_latency_ms": timings["total"], "latency_ms": timings,
+                  "llm_provider": turn.settings.llm, "llm_model": "", "notices": turn.notices},
+        validation={"boundary_violations": [], "confidence_warnings": [],
+                    "guardrail_actions": [], "notices": list(turn.notices)},
+        confidence=Confidence(0.0, 0.0, 0.0, "low"), status="error", error_message=message,
+        error_stage=stage, settings=turn.settings.snapshot())

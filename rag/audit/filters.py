@@ -1,0 +1,93 @@
+"""Explorer filters turned into one parameterised, filtered relation over the audit rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rag.audit.schema import TABLE
+
+STATUSES = ("success", "partial", "refused", "error")
+
+
+@dataclass(frozen=True)
+class AuditFilters:
+    """Every field is optional; naive datetimes are taken as UTC. start inclusive, end exclusive."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    modes: tuple[str, ...] = ()  # matches the requested mode or the mode used
+    statuses: tuple[str, ...] = ()
+    min_confidence: float | None = None
+    max_confidence: float | None = None
+    reason_codes: tuple[str, ...] = ()  # any of them
+    providers: tuple[str, ...] = ()  # llm_provider
+    text: str = ""  # case-insensitive, in the question or the answer
+
+
+def as_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+def where_clause(filters: AuditFilters | None) -> tuple[str, list[Any]]:
+    f = filters or AuditFilters()
+    parts: list[str] = []
+    params: list[Any] = []
+
+    def add(sql: str, *values: Any) -> None:
+        parts.append(sql)
+        params.extend(values)
+
+    if f.start is not None:
+        add('"timestamp" >= ?', as_utc(f.start))
+    if f.end is not None:
+        add('"timestamp" < ?', as_utc(f.end))
+    if f.modes:
+        add("(list_contains(?::VARCHAR[], source_mode) OR list_contains(?::VARCHAR[], mode_used))",
+            list(f.modes), list(f.modes))
+    if f.statuses:
+        add("list_contains(?::VARCHAR[], status)", list(f.statuses))
+    if f.min_confidence is not None:
+        add("confidence_score >= ?", float(f.min_confidence))
+    if f.max_confidence is not None:
+        add("confidence_score <= ?", float(f.max_confidence))
+    if f.reason_codes:
+        add("list_has_any(reason_codes, ?::VARCHAR[])", list(f.reason_codes))
+    if f.providers:
+        add("list_contains(?::VARCHAR[], llm_provider)", list(f.providers))
+    if f.text.strip():
+        needle = f.text.strip().lower()
+        add("(contains(lower(user_query_text), ?) OR contains(lower(answer_text), ?))",
+            needle, needle)
+    return (" AND ".join(parts) or "TRUE"), params
+
+
+def archive_files(archive_dir: Path) -> list[str]:
+    return sorted(str(p) for p in archive_dir.glob("year=*/month=*/*.parquet"))
+
+
+def source_sql(archive_dir: Path | None, include_archive: bool) -> tuple[str, list[Any]]:
+    """The hot table, or the hot table UNION ALL the archived Parquet months."""
+    files = archive_files(archive_dir) if include_archive and archive_dir else []
+    if not files:
+        return TABLE, []
+    return (f"(SELECT * FROM {TABLE} UNION ALL BY NAME SELECT * FROM read_parquet(?, "
+            f"hive_partitioning = false, union_by_name = true))"), [files]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """`SELECT * FROM <source> WHERE <filters>` with its parameters, used as a subquery."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+    @classmethod
+    def build(cls, filters: AuditFilters | None, archive_dir: Path | None,
+              include_archive: bool) -> Scope:
+        source, source_params = source_sql(archive_dir, include_archive)
+        where, where_params = where_clause(filters)
+        return cls(f"(SELECT * FROM {source} WHERE {where})",
+                   tuple(source_params + where_params))

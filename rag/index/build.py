@@ -1,0 +1,192 @@
+"""The book's index: Qdrant vectors + BM25 + chunk table, kept in step by a manifest."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rag.book.chunk import ChunkerSettings, chunk_book, chunk_text_hash, embed_text_for
+from rag.book.parse import Book, parse_book
+from rag.errors import IndexError_
+from rag.index.lexical import LexicalIndex, lexical_signature
+from rag.index.vectors import VectorStore
+from rag.providers.base import Embedder
+from rag.types import Chunk
+
+MANIFEST = "manifest.json"
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class IngestSummary:
+    book: str
+    files: int
+    sections: int
+    chunks: int
+    embedded: int
+    reused: int
+    removed: int
+    unstable_ids: int
+    unstable_files: list[str]
+    skipped_files: list[dict[str, str]]
+    duplicates: list[str]
+    seconds: float
+    rebuilt: bool = False
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class BookIndex:
+    """Everything retrieval needs, loaded once: chunks, BM25, and a handle on the vectors."""
+
+    collection: str
+    chunks: list[Chunk]
+    lexical: LexicalIndex
+    store: VectorStore
+    embedder: Embedder
+    manifest: dict
+    positions: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.positions = {c.chunk_id: i for i, c in enumerate(self.chunks)}
+
+
+def collection_name(book_id: str, embedder: Embedder) -> str:
+    return f"{book_id}__{embedder.name}"
+
+
+def collection_dir(index_dir: Path, collection: str) -> Path:
+    return Path(index_dir) / collection
+
+
+def read_manifest(directory: Path) -> dict | None:
+    path = directory / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
+    """Whether the index matches the book, chunker and embedder; cheap, nothing is embedded."""
+    manifest = read_manifest(collection_dir(index_dir, collection_name(book.book_id, embedder)))
+    if manifest is None:
+        return {"exists": False, "fresh": False, "reason": "no index has been built yet"}
+    expected = ChunkerSettings(embedder.max_tokens).describe()
+    reasons = [
+        (manifest.get("embedder", {}).get("model_id") != embedder.model_id, "embedder changed"),
+        (manifest.get("chunker") != expected, "chunker settings changed"),
+        (manifest.get("lexical") != lexical_signature(), "BM25 tokenizer changed"),
+        (manifest.get("book_hash") != book.content_hash, "the book changed since it was indexed"),
+    ]
+    stale = [text for bad, text in reasons if bad]
+    return {"exists": True, "fresh": not stale, "reason": "; ".join(stale) or "up to date",
+            "built_at": manifest.get("built_at", ""), "chunks": manifest.get("chunks", 0)}
+
+
+def _payload(chunk: Chunk) -> dict:
+    data = dataclasses.asdict(chunk)
+    data["heading_path"] = list(chunk.heading_path)
+    return data
+
+
+def _chunk_from(data: dict) -> Chunk:
+    return Chunk(**{**data, "heading_path": tuple(data["heading_path"])})
+
+
+def sync_index(book_dir: Path, index_dir: Path, embedder: Embedder, store: VectorStore,
+               rebuild: bool = False, progress: Progress | None = None) -> IngestSummary:
+    """Bring the index in line with the book, embedding only new or changed chunks."""
+    started = time.perf_counter()
+    report = progress or (lambda message, fraction: None)
+    report("Reading the book", 0.0)
+    book = parse_book(book_dir)
+    settings = ChunkerSettings(embedder.max_tokens)
+    chunks = chunk_book(book.sections, book.book_id, settings, embedder.count_tokens_batch)
+    name = collection_name(book.book_id, embedder)
+    directory = collection_dir(index_dir, name)
+    manifest = read_manifest(directory) or {}
+    previous: dict[str, str] = manifest.get("hashes", {})
+    compatible = (manifest.get("chunker") == settings.describe()
+                  and manifest.get("embedder", {}).get("model_id") == embedder.model_id
+                  and store.count(name) == len(previous))
+    if rebuild or not compatible:
+        store.drop(name)
+        shutil.rmtree(directory, ignore_errors=True)
+        previous = {}
+    if not store.has_collection(name):
+        store.create(name, embedder.dim)
+    hashes = {c.chunk_id: chunk_text_hash(c) for c in chunks}
+    todo = [c for c in chunks if previous.get(c.chunk_id) != hashes[c.chunk_id]]
+    removed = [cid for cid in previous if cid not in hashes]
+    report(f"Embedding {len(todo)} of {len(chunks)} chunks", 0.05)
+    vectors = embedder.embed_documents(
+        [embed_text_for(c.heading_path, c.text) for c in todo],
+        progress=lambda done, total: report(f"Embedded {done}/{total} chunks",
+                                            0.05 + 0.85 * done / max(total, 1)))
+    store.upsert(name, [c.chunk_id for c in todo], vectors, [_payload(c) for c in todo])
+    store.delete(name, removed)
+    report("Building the BM25 index", 0.92)
+    _write_files(directory, chunks, book, settings, embedder, hashes)
+    report("Done", 1.0)
+    r = book.report
+    return IngestSummary(
+        book=str(book.root), files=r.files, sections=r.sections, chunks=len(chunks),
+        embedded=len(todo), reused=len(chunks) - len(todo), removed=len(removed),
+        unstable_ids=r.unstable_ids, unstable_files=r.unstable_files,
+        skipped_files=r.skipped_files, duplicates=r.duplicates,
+        seconds=round(time.perf_counter() - started, 3), rebuilt=rebuild or not compatible)
+
+
+def _write_files(directory: Path, chunks: list[Chunk], book: Book, settings: ChunkerSettings,
+                 embedder: Embedder, hashes: dict[str, str]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    LexicalIndex.build([embed_text_for(c.heading_path, c.text) for c in chunks]) \
+        .save(directory / "bm25")
+    with open(directory / "chunks.jsonl", "w", encoding="utf-8") as out:
+        out.writelines(json.dumps(_payload(c), ensure_ascii=False) + "\n" for c in chunks)
+    manifest = {
+        "book_id": book.book_id, "book_root": str(book.root), "book_hash": book.content_hash,
+        "chunker": settings.describe(), "lexical": lexical_signature(),
+        "embedder": {"name": embedder.name, "model_id": embedder.model_id, "dim": embedder.dim},
+        "chunks": len(chunks), "hashes": hashes, "chapters": book.chapters,
+        "report": dataclasses.asdict(book.report),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    # Written last and atomically: a manifest means the files beside it are complete.
+    tmp = directory / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, default=str))  # YAML dates and the like
+    tmp.replace(directory / MANIFEST)
+
+
+def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorStore
+               ) -> BookIndex:
+    name = collection_name(book_id, embedder)
+    directory = collection_dir(index_dir, name)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        raise IndexError_(f"No index for this book in {index_dir}; build it with "
+                          "`python -m rag ingest` (or `make run`).")
+    with open(directory / "chunks.jsonl", encoding="utf-8") as f:
+        chunks = [_chunk_from(json.loads(line)) for line in f]
+    lexical = LexicalIndex.load(directory / "bm25", len(chunks))
+    store.preload(name)
+    return BookIndex(name, chunks, lexical, store, embedder, manifest)
+
+
+def dense_scores_for(index: BookIndex, query_vector: np.ndarray, ids: list[str]
+                     ) -> dict[str, float]:
+    """Cosine for chunks that the dense search did not return, from their stored vectors."""
+    vectors = index.store.fetch_vectors(index.collection, ids)
+    return {cid: float(np.dot(vec, query_vector)) for cid, vec in vectors.items()}

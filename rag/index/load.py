@@ -1,0 +1,38 @@
+"""Open (and if needed build) the index a Settings object points at."""
+
+from __future__ import annotations
+
+from rag.book.parse import parse_book
+from rag.config import Settings, get_secret
+from rag.index.build import BookIndex, IngestSummary, Progress, index_status, open_index, sync_index
+from rag.index.vectors import VectorStore, open_store
+from rag.providers.registry import get_embedder
+
+
+def store_for(settings: Settings) -> VectorStore:
+    return open_store(settings.index_dir, settings.qdrant_url, get_secret("QDRANT_API_KEY"))
+
+
+def book_status(settings: Settings) -> dict:
+    """Index freshness for the sidebar and `make run`; embeds nothing."""
+    book = parse_book(settings.book_dir)
+    status = index_status(book, settings.index_dir, get_embedder(settings))
+    return {**status, "book_id": book.book_id, "files": book.report.files,
+            "sections": book.report.sections, "unstable_ids": book.report.unstable_ids}
+
+
+def build_index(settings: Settings, rebuild: bool = False, progress: Progress | None = None
+                ) -> IngestSummary:
+    return sync_index(settings.book_dir, settings.index_dir, get_embedder(settings),
+                      store_for(settings), rebuild=rebuild, progress=progress)
+
+
+def load_index(settings: Settings, build: bool = True, progress: Progress | None = None
+               ) -> tuple[BookIndex, IngestSummary | None]:
+    """The index for settings.book_dir; built or brought up to date first when `build`."""
+    embedder = get_embedder(settings)
+    book = parse_book(settings.book_dir)
+    summary = None
+    if build and not index_status(book, settings.index_dir, embedder)["fresh"]:
+        summary = build_index(settings, progress=progress)
+    return open_index(book.book_id, settings.index_dir, embedder, store_for(settings)), summary

@@ -1,0 +1,217 @@
+"""Hybrid retrieval: dense ∪ BM25 candidates, each carrying both components, blended and cut.
+
+Collecting the candidate pool is the only step that embeds or searches; ranking it under any
+weights and threshold is arithmetic, so the inspector, tuning sweeps and replay re-use a pool.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag.errors import ConfigError, InputError, RagError
+from rag.index.build import BookIndex, dense_scores_for
+from rag.types import Chunk, Hit, Retrieval, RetrievalSettings
+
+MAX_QUERY_CHARS = 1000
+REASON_BELOW = "below_threshold"
+REASON_DUPLICATE = "duplicate_section"
+REASON_BEYOND = "beyond_top_k"
+SELECTION_TERM_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class CandidatePool:
+    query: str
+    chunks: tuple[Chunk, ...]
+    dense: np.ndarray  # cosine clipped to [0, 1]
+    bm25_raw: np.ndarray
+    bm25_max: float  # the best raw BM25 score in the whole book for this query
+    notices: tuple[str, ...] = ()
+    latency_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def bm25(self) -> np.ndarray:
+        return self.bm25_raw / self.bm25_max if self.bm25_max > 0 else np.zeros_like(self.bm25_raw)
+
+
+def validate_query(query: str | bytes) -> str:
+    """1-1000 characters of valid UTF-8 without NUL bytes; the reason is said in plain words."""
+    if isinstance(query, bytes):
+        try:
+            query = query.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError("The question is not valid UTF-8 text; paste it again as plain "
+                             "text.") from e
+    if "\x00" in query:
+        raise InputError("The question contains a NUL byte; remove it and ask again.")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in query):
+        raise InputError("The question is not valid UTF-8 text; paste it again as plain text.")
+    text = query.strip()
+    if not text:
+        raise InputError("The question is empty; type a question about the book.")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InputError(f"The question has {len(text)} characters; the limit is "
+                         f"{MAX_QUERY_CHARS}. Shorten it and ask again.")
+    return text
+
+
+def check_weights(w_dense: float, w_bm25: float | None = None) -> tuple[float, float]:
+    w_bm25 = round(1.0 - w_dense, 10) if w_bm25 is None else w_bm25
+    if not (0 <= w_dense <= 1 and 0 <= w_bm25 <= 1) or not math.isclose(w_dense + w_bm25, 1.0,
+                                                                         abs_tol=1e-6):
+        raise ConfigError(f"Blend weights must be between 0 and 1 and sum to 1; got dense "
+                          f"{w_dense} + BM25 {w_bm25} = {w_dense + w_bm25:g}.")
+    return w_dense, w_bm25
+
+
+def blend_scores(dense: np.ndarray, bm25: np.ndarray, w_dense: float,
+                 w_bm25: float | None = None) -> np.ndarray:
+    w_dense, w_bm25 = check_weights(w_dense, w_bm25)
+    return w_dense * np.asarray(dense) + w_bm25 * np.asarray(bm25)
+
+
+def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> CandidatePool:
+    """top-N dense ∪ top-N BM25; a failing dense side degrades to BM25 only, with a notice."""
+    query = validate_query(query)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    bm25_all = index.lexical.scores(query)
+    timings["bm25_ms"] = (time.perf_counter() - t0) * 1000
+    bm25_order = [i for i in np.argsort(-bm25_all, kind="stable")[:pool_size] if bm25_all[i] > 0]
+    dense_by_id: dict[str, float] = {}
+    notices: list[str] = []
+    try:
+        t0 = time.perf_counter()
+        vector = index.embedder.embed_query(query)
+        timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        dense_by_id = dict(index.store.search(index.collection, vector, pool_size))
+        timings["dense_ms"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        missing = [index.chunks[i].chunk_id for i in bm25_order
+                   if index.chunks[i].chunk_id not in dense_by_id]
+        dense_by_id.update(dense_scores_for(index, vector, missing))
+        timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
+    except RagError as e:
+        notices.append(f"Dense search unavailable, BM25-only results: {e}")
+        dense_by_id = {}
+    positions = list(dict.fromkeys(
+        [index.positions[cid] for cid in dense_by_id if cid in index.positions] + bm25_order))
+    chunks = tuple(index.chunks[i] for i in positions)
+    dense = np.clip(np.array([dense_by_id.get(c.chunk_id, 0.0) for c in chunks],
+                             dtype=np.float32), 0.0, 1.0)
+    return CandidatePool(query=query, chunks=chunks, dense=dense,
+                         bm25_raw=bm25_all[positions].astype(np.float32),
+                         bm25_max=float(bm25_all.max()) if bm25_all.size else 0.0,
+                         notices=tuple(notices), latency_ms=timings)
+
+
+def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retrieval:
+    """Blend, sort, cut at the threshold, keep one chunk per section, keep the best top_k."""
+    t0 = time.perf_counter()
+    bm25 = pool.bm25
+    blended = blend_scores(pool.dense, bm25, settings.w_dense)
+    order = np.lexsort((np.arange(len(blended)), -blended))
+    seen_sections: set[str] = set()
+    hits: list[Hit] = []
+    candidates: list[Hit] = []
+    for rank, i in enumerate(order, start=1):
+        chunk = pool.chunks[i]
+        passed = bool(blended[i] >= settings.threshold)
+        if not passed:
+            reason = REASON_BELOW
+        elif chunk.section_key in seen_sections:
+            reason = REASON_DUPLICATE
+        elif len(hits) >= settings.top_k:
+            reason = REASON_BEYOND
+        else:
+            reason = ""
+        hit = Hit(chunk=chunk, dense=round(float(pool.dense[i]), 6),
+                  bm25_raw=round(float(pool.bm25_raw[i]), 6), bm25=round(float(bm25[i]), 6),
+                  blended=round(float(blended[i]), 6), rank=rank, passed=passed,
+                  selected=not reason, reason=reason)
+        if passed:
+            seen_sections.add(chunk.section_key)
+        if hit.selected:
+            hits.append(hit)
+        candidates.append(hit)
+    latency = dict(pool.latency_ms, rank_ms=(time.perf_counter() - t0) * 1000)
+    return Retrieval(query=pool.query, settings=settings, candidates=tuple(candidates),
+                     hits=tuple(hits), notices=pool.notices, latency_ms=latency,
+                     bm25_max=pool.bm25_max)
+
+
+def retrieve(index: BookIndex, query: str, settings: RetrievalSettings) -> Retrieval:
+    return rank_candidates(collect_candidates(index, query, settings.candidate_pool), settings)
+
+
+POOL_FIELDS = ("chunk_id", "module_id", "chapter_id", "section_id", "section_title", "stable",
+               "page", "source")
+
+
+def pool_to_record(retrieval: Retrieval) -> dict:
+    """JSON-ready candidate pool: enough to re-rank under any setting later, without texts."""
+    return {
+        "query": retrieval.query, "bm25_max": retrieval.bm25_max,
+        "candidates": [{**{f: getattr(h.chunk, f) for f in POOL_FIELDS},
+                        "dense": h.dense, "bm25_raw": h.bm25_raw, "bm25": h.bm25}
+                       for h in retrieval.candidates],
+    }
+
+
+def pool_from_record(record: dict) -> CandidatePool:
+    """Inverse of pool_to_record; chunk texts come back empty."""
+    chunks = tuple(
+        Chunk(text="", section_title=c.get("section_title", ""), chapter_title="",
+              heading_path=(), ordinal=0, token_count=0,
+              **{f: c.get(f) for f in POOL_FIELDS if f != "section_title"})
+        for c in record.get("candidates", []))
+    return CandidatePool(
+        query=record.get("query", ""), chunks=chunks,
+        dense=np.array([c["dense"] for c in record.get("candidates", [])], dtype=np.float32),
+        bm25_raw=np.array([c["bm25_raw"] for c in record.get("candidates", [])],
+                          dtype=np.float32),
+        bm25_max=float(record.get("bm25_max", 0.0)))
+
+
+def score_selection(index: BookIndex, selection: str, query: str, w_dense: float,
+                    threshold: float) -> Hit:
+    """The pasted passage as one synthetic chunk, scored against the query like a book chunk:
+    dense = best cosine over the passage's embedder-sized pieces; the lexical part is the share of
+    query terms the passage contains (BM25 needs a corpus, a single passage has none)."""
+    import uuid
+
+    from rag.book.chunk import ChunkerSettings, chunk_section
+    from rag.index.lexical import tokenize
+    from rag.types import Section
+
+    section = Section("", "selection", "", "Selected text", "Selected text", ("Selected text",),
+                      False, selection, None, "")
+    embedder = index.embedder
+    pieces = chunk_section(section, "selection", ChunkerSettings(embedder.max_tokens, 0.0),
+                           embedder.count_tokens_batch)
+    try:
+        vectors = embedder.embed_documents([p.text for p in pieces])
+        dense = float(np.clip((vectors @ embedder.embed_query(query)).max(), 0.0, 1.0))
+    except RagError:
+        dense = 0.0
+    terms = set(tokenize(query))
+    matched = len(terms & set(tokenize(selection)))
+    lexical = matched / len(terms) if terms else 0.0
+    blended = float(blend_scores(np.array([dense]), np.array([lexical]), w_dense)[0])
+    chunk = Chunk(chunk_id=str(uuid.uuid5(uuid.NAMESPACE_OID, selection)), text=selection,
+                  module_id="", chapter_id="selection", section_id="",
+                  section_title="Selected text",
+                  chapter_title="Selected text", heading_path=("Selected text",), stable=False,
+                  page=None, ordinal=0, token_count=sum(p.token_count for p in pieces),
+                  source="selection")
+    # The user chose this passage: it also counts as relevant when it holds most of the
+    # question's terms, since the blend's weights were tuned for ranking a whole book.
+    passed = blended >= threshold or lexical >= SELECTION_TERM_SHARE
+    return Hit(chunk=chunk, dense=round(dense, 6), bm25_raw=float(matched),
+               bm25=round(lexical, 6), blended=round(blended, 6), rank=1, passed=passed,
+               selected=True, reason="")

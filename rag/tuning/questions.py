@@ -1,0 +1,248 @@
+"""Labelled question sets (YAML or CSV) and the metrics a ranked list of sections is scored with.
+
+An expected entry `chapter_id#section_id` names one section; a bare `chapter_id` names a whole
+chapter, so any of its sections matches it. Metrics count sections (hits are one per section):
+
+- Hit@k: some selected hit matches an expected entry.
+- Recall@k: the share of expected entries matched by a selected hit.
+- MRR: 1 / rank of the first matching hit (0 when none).
+- nDCG@k: binary gain (a hit is relevant when it matches any entry); the ideal list holds every
+  section of the book that matches an entry, so a bare chapter with 4 sections can fill 4 ranks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rag.errors import InputError
+
+FIELDS = ("question", "expected_sections", "in_scope", "category")
+OPTIONAL_FIELDS = ("key_facts", "id", "notes")
+MAX_KEY_FACTS, MAX_KEY_FACT_CHARS = 3, 120
+ENTRY_RE = re.compile(r"^[^\s#,;|]+(#[^\s#,;|]*)?$")
+SPLIT_RE = re.compile(r"[\s,;|]+")
+MAX_EXPECTED = 32  # entries are bits of an int64 mask in the sweep
+MAX_QUESTION_CHARS = 1000
+TRUE_WORDS, FALSE_WORDS = ("true", "yes", "y", "1"), ("false", "no", "n", "0")
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    expected_sections: tuple[str, ...]
+    in_scope: bool
+    category: str = ""
+    line: int = 0  # where it starts in its file, for messages
+    key_facts: tuple[str, ...] = ()  # strings a correct answer must contain (see answer_check)
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Safe YAML that remembers the line every mapping starts on."""
+
+    def construct_mapping(self, node, deep=False):
+        mapping = super().construct_mapping(node, deep=deep)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+
+def load_questions(path: Path) -> list[Question]:
+    """A question set from .yaml/.yml or .csv; errors name the file and the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Question set {path} does not exist.")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path} is not UTF-8 text; save it as UTF-8 and try again.") from e
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return parse_yaml_questions(text, str(path))
+    if path.suffix.lower() == ".csv":
+        return parse_csv_questions(text, str(path))
+    raise InputError(f"{path}: question sets are .yaml, .yml or .csv files.")
+
+
+def parse_yaml_questions(text: str, source: str = "questions.yaml") -> list[Question]:
+    try:
+        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as e:
+        mark, context = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
+        # PyYAML places errors at end-of-stream one line past the text; name the last line.
+        where = f", line {min(mark.line + 1, len(text.splitlines()) or 1)}" if mark else ""
+        started = (f", in the {e.context.removeprefix('while parsing a ')} starting on line "
+                   f"{context.line + 1}") if context and getattr(e, "context", None) else ""
+        raise InputError(f"{source}{where}: not valid YAML "
+                         f"({getattr(e, 'problem', None) or e}{started}).") from e
+    if isinstance(data, dict) and "questions" in data:
+        data = data["questions"]
+    if not isinstance(data, list):
+        raise InputError(f"{source}: expected a list of questions (or a `questions:` key "
+                         "holding one).")
+    rows = []
+    for number, item in enumerate(data, start=1):
+        if not isinstance(item, dict):
+            raise InputError(f"{source}: item {number} is not a mapping with a `question` key.")
+        rows.append((item.pop("__line__", 0), item))
+    return _validate_rows(rows, source)
+
+
+def parse_csv_questions(text: str, source: str = "questions.csv") -> list[Question]:
+    """Header row with at least `question`; expected sections separated by ; , | or spaces."""
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "question" not in [f.strip() for f in reader.fieldnames]:
+        raise InputError(f"{source}, line 1: the header must name the columns "
+                         f"{', '.join(FIELDS)}.")
+    rows = []
+    try:
+        for row in reader:
+            if None in row:
+                raise InputError(f"{source}, line {reader.line_num}: more values than header "
+                                 "columns (quote values that contain commas).")
+            cleaned = {k.strip(): (v or "").strip() for k, v in row.items()}
+            if any(cleaned.values()):
+                rows.append((reader.line_num, {k: v for k, v in cleaned.items() if v != ""}))
+    except csv.Error as e:
+        raise InputError(f"{source}, line {reader.line_num}: {e}.") from e
+    return _validate_rows(rows, source)
+
+
+def _validate_rows(rows: list[tuple[int, dict[str, Any]]], source: str) -> list[Question]:
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    for line, raw in rows:
+        question = _make_question(raw, f"{source}, line {line}", line)
+        key = " ".join(question.question.lower().split())
+        if key in seen:
+            raise InputError(f"{source}, line {line}: repeats the question on line {seen[key]}.")
+        seen[key] = line
+        questions.append(question)
+    if not questions:
+        raise InputError(f"{source}: the question set is empty.")
+    return questions
+
+
+def _make_question(raw: dict[str, Any], where: str, line: int) -> Question:
+    unknown = sorted(set(raw) - set(FIELDS) - set(OPTIONAL_FIELDS))
+    if unknown:
+        raise InputError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}; the fields "
+                         f"are {', '.join(FIELDS + OPTIONAL_FIELDS)}.")
+    text = raw.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{where}: `question` must be non-empty text.")
+    if len(text.strip()) > MAX_QUESTION_CHARS:
+        raise InputError(f"{where}: the question has {len(text.strip())} characters; the limit "
+                         f"is {MAX_QUESTION_CHARS}.")
+    expected = _parse_expected(raw.get("expected_sections"), where)
+    in_scope = _parse_bool(raw.get("in_scope"), bool(expected), where)
+    if in_scope and not expected:
+        raise InputError(f"{where}: an in-scope question needs `expected_sections` "
+                         "(or set `in_scope: false`).")
+    if not in_scope and expected:
+        raise InputError(f"{where}: an out-of-scope question cannot have expected sections.")
+    category = raw.get("category") or ""
+    key_facts = _parse_key_facts(raw.get("key_facts"), where)
+    if key_facts and not in_scope:
+        raise InputError(f"{where}: an out-of-scope question cannot have key facts.")
+    return Question(text.strip(), expected, in_scope, str(category).strip(), line, key_facts)
+
+
+def _parse_key_facts(value: Any, where: str) -> tuple[str, ...]:
+    """1-3 short strings (YAML list, or `;`-separated in CSV); absent means "not labelled"."""
+    if value is None or value == "":
+        return ()
+    items = value.split(";") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        raise InputError(f"{where}: `key_facts` must be a list of short strings.")
+    facts = tuple(dict.fromkeys(" ".join(i.split()) for i in items if i.strip()))
+    if len(facts) > MAX_KEY_FACTS:
+        raise InputError(f"{where}: at most {MAX_KEY_FACTS} key facts per question.")
+    long = [f for f in facts if len(f) > MAX_KEY_FACT_CHARS]
+    if long:
+        raise InputError(f"{where}: key fact {long[0][:40]!r}… is longer than "
+                         f"{MAX_KEY_FACT_CHARS} characters; a key fact is a short phrase.")
+    return facts
+
+
+def _parse_expected(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = SPLIT_RE.split(value.strip()) if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        raise InputError(f"{where}: `expected_sections` must be a list of "
+                         "`chapter_id#section_id` or `chapter_id` strings.")
+    entries = tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+    bad = [e for e in entries if not ENTRY_RE.match(e)]
+    if bad:
+        raise InputError(f"{where}: {bad[0]!r} is not `chapter_id#section_id` or `chapter_id`.")
+    if len(entries) > MAX_EXPECTED:
+        raise InputError(f"{where}: at most {MAX_EXPECTED} expected sections per question.")
+    return entries
+
+
+def _parse_bool(value: Any, default: bool, where: str) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in TRUE_WORDS:
+        return True
+    if str(value).strip().lower() in FALSE_WORDS:
+        return False
+    raise InputError(f"{where}: `in_scope` must be true or false, not {value!r}.")
+
+
+def entry_matches(entry: str, chapter_id: str, section_id: str) -> bool:
+    """`chapter#section` matches that section; a bare `chapter` matches all its sections."""
+    chapter, sep, section = entry.partition("#")
+    return chapter == chapter_id and (not sep or section == section_id)
+
+
+def match_mask(expected: Iterable[str], section_ref: str) -> int:
+    """Bit i is set when the section `chapter_id#section_id` matches expected entry i."""
+    chapter, _, section = section_ref.partition("#")
+    return sum(1 << i for i, e in enumerate(expected) if entry_matches(e, chapter, section))
+
+
+def count_relevant(expected: Iterable[str], section_refs: Iterable[str]) -> int:
+    """How many distinct sections of the book match some entry: the ideal list for nDCG."""
+    expected = tuple(expected)
+    return sum(1 for ref in set(section_refs) if match_mask(expected, ref))
+
+
+def unknown_entries(questions: Iterable[Question], section_refs: Iterable[str]) -> list[str]:
+    """Expected entries that match no section of the book (typos or renamed anchors)."""
+    refs = set(section_refs)
+    out = []
+    for q in questions:
+        for entry in q.expected_sections:
+            if not any(match_mask((entry,), ref) for ref in refs):
+                out.append(f"line {q.line}: {entry!r} matches no section of this book")
+    return out
+
+
+def ideal_dcg(n_relevant: int, k: int) -> float:
+    return sum(1.0 / math.log2(i + 2) for i in range(min(n_relevant, k)))
+
+
+def score_ranking(section_refs: list[str], expected: tuple[str, ...], k: int,
+                  n_relevant: int | None = None) -> dict[str, float]:
+    """Hit@k, Recall@k, reciprocal rank and nDCG@k of one selected list (best first)."""
+    masks = [match_mask(expected, ref) for ref in section_refs[:k]]
+    matched = 0
+    for m in masks:
+        matched |= m
+    first = next((i for i, m in enumerate(masks) if m), None)
+    dcg = sum(1.0 / math.log2(i + 2) for i, m in enumerate(masks) if m)
+    idcg = ideal_dcg(len(expected) if n_relevant is None else n_relevant, k)
+    return {"hit": float(first is not None),
+            "recall": bin(matched).count("1") / len(expected) if expected else 0.0,
+            "rr": 0.0 if first is None else 1.0 / (first + 1),
+            "ndcg": dcg / idcg if idcg else 0.0}
