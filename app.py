@@ -18,7 +18,7 @@ PAGES = (  # file, title, icon, default
     ("pages/chat.py", "Chat", ":material/forum:", True),
     ("pages/inspector.py", "Retrieval inspector", ":material/manage_search:", False),
     ("pages/book.py", "Book", ":material/auto_stories:", False),  # where citation links land
-    ("pages/tuning.py", "Tuning", ":material/tune:", False),  # listed once the file exists
+    ("pages/tuning.py", "Tuning", ":material/tune:", False),
     ("pages/audit.py", "Audit explorer", ":material/fact_check:", False),
 )
 
@@ -26,7 +26,7 @@ st.set_page_config(page_title="Folio", page_icon=":material/menu_book:", layout=
 
 navigation = st.navigation([
     st.Page(path, title=title, icon=icon, default=default)
-    for path, title, icon, default in PAGES if (HERE / path).is_file()
+    for path, title, icon, default in PAGES
 ])
 context = build_context()
 st.session_state[CONTEXT_KEY] = context

@@ -3,8 +3,8 @@ or left out; move a slider and the ranking follows at once (no re-embedding)."""
 
 import streamlit as st
 
-from pages.components.inspector import view
 from pages.components.common.shared import app_context, require_pipeline
+from pages.components.inspector import view
 from rag.errors import RagError
 from rag.retrieval.hybrid import rank_candidates
 
@@ -39,7 +39,7 @@ except RagError as e:
     st.error(str(e))
     st.stop()
 for notice in a.notices:
-    st.warning(notice)
+    st.warning(notice.message)
 
 limit = st.session_state.get("insp_chart_all") and len(a.candidates) or 25
 if b is not None:

@@ -45,11 +45,9 @@ class Settings:
     threshold_source: str = "original design default"
     top_k: int = 5
     candidate_pool: int = 50
-    chunk_overlap: float = 0.20
     llm: str = "extractive"
     llm_model: str = "claude-sonnet-4-6"
     llm_max_tokens: int = 1024
-    llm_temperature: float = 0.3
     llm_fallback: bool = True  # fall back to extractive answers when the LLM fails
     extractive_sentences: int = 3
     guardrail_mode: str = "hybrid"  # strict | permissive | hybrid
@@ -191,7 +189,6 @@ def validate_settings(s: Settings) -> Settings:
         (0.0 <= s.threshold <= 1.0, f"threshold {s.threshold} must be between 0 and 1"),
         (1 <= s.top_k <= 50, f"top_k {s.top_k} must be between 1 and 50"),
         (s.top_k <= s.candidate_pool <= 1000, "candidate pool must be between top_k and 1000"),
-        (0.0 <= s.chunk_overlap < 0.5, "chunk overlap must be in [0, 0.5)"),
         (s.guardrail_mode in ("strict", "permissive", "hybrid"),
          f"guardrail mode {s.guardrail_mode!r} must be strict, permissive or hybrid"),
     ]

@@ -17,7 +17,7 @@ class ProviderError(RagError):
     """A remote or local model provider failed (network, auth, rate limit, bad model files)."""
 
 
-class IndexError_(RagError):
+class BookIndexError(RagError):
     """The vector or lexical index is missing, stale, locked or unreachable."""
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rag.notices import Notice
+
 MODES = ("full-book", "selection", "selection+book")
+MODE_NAMES = {"full-book": "Full book", "selection": "Selected text",  # what a user picks
+              "selection+book": "Selected text + book"}
+MODE_LABELS = {"full-book": "Searched full book", "selection": "Answered from selected text",
+               "selection+book": "Answered from selected text + book"}  # what was done
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,8 @@ class Hit:
         c = self.chunk
         out = {
             "chunk_id": c.chunk_id, "module_id": c.module_id, "chapter_id": c.chapter_id,
-            "section_id": c.section_id, "section_title": c.section_title, "stable": c.stable,
+            "section_id": c.section_id, "section_title": c.section_title,
+            "chapter_title": c.chapter_title, "stable": c.stable,
             "page": c.page, "source": c.source, "dense": self.dense, "bm25_raw": self.bm25_raw,
             "bm25": self.bm25, "blended": self.blended, "passed": self.passed,
             "selected": self.selected, "rank": self.rank, "reason": self.reason,
@@ -103,7 +110,7 @@ class Retrieval:
     settings: RetrievalSettings
     candidates: tuple[Hit, ...]  # sorted by blended score, best first
     hits: tuple[Hit, ...]  # the selected ones, best first
-    notices: tuple[str, ...] = ()
+    notices: tuple[Notice, ...] = ()
     latency_ms: dict[str, float] = field(default_factory=dict)
     bm25_max: float = 0.0  # the book-wide BM25 maximum the bm25 components were divided by
 
@@ -123,8 +130,8 @@ class Draft:
     model: str
     prompt: str = ""
     raw_response: str = ""
-    notices: tuple[str, ...] = ()
     quotes: tuple[str, ...] = ()  # book sentences the answer used verbatim (extractive answers)
+    claims: tuple = ()  # rag.answer.claims.ClaimCheck per claim of a cited (Claude) answer
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,20 +14,8 @@ for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER"
     os.environ.pop(_key, None)
 
 import rag  # noqa: E402,F401  (sets thread counts before numpy loads)
-from rag.config import PROJECT_ROOT, Settings, load_settings  # noqa: E402
-
-SAMPLE_BOOK = PROJECT_ROOT / "data" / "book"
-SAMPLE_QUESTIONS = PROJECT_ROOT / "data" / "eval" / "questions.yaml"
-SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
-GOLDEN = Path(__file__).parent / "golden"
-
-
-def shared_path(*parts: str) -> Path:
-    """A path in ../shared/data, or a clean skip when this machine does not have it."""
-    path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not on this machine (third-party test data lives in ../shared)")
-    return path
+from rag.config import Settings, load_settings  # noqa: E402
+from tests.builders import SAMPLE_BOOK, held_duckdb  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -90,13 +76,5 @@ def claude():
 def held_audit_file(tmp_path):
     """A DuckDB file held open by another process, as another Folio process would."""
     path = tmp_path / "held.duckdb"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
-         "print('ready', flush=True); time.sleep(120)", str(path)],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
+    with held_duckdb(path):
         yield path
-    finally:
-        holder.terminate()
-        holder.wait(timeout=10)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.synthesis import MARKER_RE, says_not_covered
+from rag.answer.llm import MARKER_RE, says_not_covered
 from rag.types import Chunk, Citation, Hit
 
 EXCERPT_MIN_WORDS, EXCERPT_MAX_WORDS = 30, 50

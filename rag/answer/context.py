@@ -10,22 +10,13 @@ from datetime import UTC, datetime, timedelta
 
 from rag.errors import RagError
 from rag.index.lexical import tokenize
+from rag.notices import Notice, make_notice
 from rag.providers.base import LLM, Message
 from rag.types import MODES
 
 FULL_BOOK, SELECTION, SELECTION_BOOK = MODES
 MIN_SELECTION, MAX_SELECTION = 50, 20_000
 SELECTION_TTL = timedelta(minutes=5)
-NOTICES = {
-    "selection_too_short": "The selected text is shorter than 50 characters, so the full book "
-                           "was searched instead.",
-    "selection_too_long": "The selected text is longer than 20,000 characters, so the full book "
-                          "was searched instead.",
-    "selection_stale": "The selected text is more than 5 minutes old and was cleared; the full "
-                       "book was searched instead.",
-    "selection_missing": "No text is selected, so the full book was searched instead.",
-    "unknown_mode": "Unknown answer mode; the full book was searched instead.",
-}
 # A follow-up opens with a connective, or refers back before naming anything itself: in "How is
 # it tuned?" the "it" comes first, in "What is derivative kick and how is it avoided?" it does not.
 # "Why ..." and "How ..." open most standalone questions, so they are not connectives here.
@@ -48,7 +39,7 @@ class ContextDecision:
     mode_used: str
     fallback_reason: str | None
     selection: str | None  # the valid selection, when one is used
-    notice: str = ""
+    notice: Notice | None = None
     clear_selection: bool = False  # a stale selection must be forgotten by the caller
 
 
@@ -75,7 +66,7 @@ def select_context(mode: str, selection: str | None, selection_time: datetime | 
 
 
 def _fallback(mode: str, reason: str, clear: bool = False) -> ContextDecision:
-    return ContextDecision(mode, FULL_BOOK, reason, None, NOTICES[reason], clear)
+    return ContextDecision(mode, FULL_BOOK, reason, None, make_notice(reason), clear)
 
 
 def is_follow_up(question: str) -> bool:
@@ -97,7 +88,7 @@ def rewrite_query(question: str, history: Sequence[Message], llm: LLM | None = N
         try:
             rewritten = llm.generate(REWRITE_SYSTEM, [Message(
                 "user", f"<conversation>\n{transcript}\n</conversation>\n"
-                        f"<follow_up>{question}</follow_up>")], 100, 0.0, timeout).strip()
+                        f"<follow_up>{question}</follow_up>")], 100, timeout).strip()
             if 0 < len(rewritten) <= 1000:
                 return rewritten.splitlines()[0]
         except RagError:

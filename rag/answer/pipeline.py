@@ -17,38 +17,23 @@ from typing import Any
 
 from rag.answer import guardrails as g
 from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
+from rag.answer.extractive import extractive_draft, sentence_vectors_for
+from rag.answer.llm import llm_draft, llm_draft_stream
 from rag.answer.response import build_response, error_response
-from rag.answer.synthesis import extractive_draft, llm_draft, llm_draft_stream, sentence_vectors_for
+from rag.answer.turn import Turn
 from rag.config import Settings
 from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
+from rag.notices import AUDIT_UNAVAILABLE, LLM_FALLBACK, make_notice
 from rag.providers.base import LLM, Message
 from rag.providers.memo import QueryMemo
-from rag.retrieval.hybrid import score_selection, validate_query
+from rag.retrieval.query import validate_query
 from rag.retrieval.search import search_book
+from rag.retrieval.selection import score_selection
 from rag.types import Draft, Response, Retrieval
 
 TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
 _EXECUTOR = ThreadPoolExecutor(max_workers=32, thread_name_prefix="folio-stage")
-
-
-@dataclasses.dataclass
-class Turn:
-    """What one request carries between stages (local to the request: stages share no state)."""
-
-    question: str
-    settings: Settings
-    started: float
-    timings: dict[str, float] = dataclasses.field(default_factory=dict)
-    notices: list[str] = dataclasses.field(default_factory=list)
-    index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.started
-
-    def check_total(self, stage: str) -> None:
-        if self.elapsed() > self.settings.budget_total_s:
-            raise BudgetExceeded(stage)
 
 
 def as_messages(history: Sequence[Message | dict]) -> list[Message]:
@@ -217,7 +202,7 @@ class Pipeline:
                 yield draft.text
             return draft
         kwargs = dict(book=s.resolved_title, history=history[-s.history_messages:],
-                      max_tokens=s.llm_max_tokens, temperature=s.llm_temperature)
+                      max_tokens=s.llm_max_tokens)
         t0 = time.perf_counter()
         try:
             if stream:
@@ -243,12 +228,12 @@ class Pipeline:
                 raise BudgetExceeded("synthesis") from e  # over budget is a timeout, not a fallback
             if not s.llm_fallback:
                 raise
-            turn.notices.append(f"{e} Answered from the book's own sentences instead.")
+            turn.notices.append(make_notice(LLM_FALLBACK, error=e))
             draft = self._extractive(turn, hits, retrieval.candidates)
             turn.timings["synthesis"] = round((time.perf_counter() - t0) * 1000, 2)
             if stream:
                 yield draft.text
-            return dataclasses.replace(draft, notices=(*draft.notices, "llm_fallback"))
+            return draft
 
     def _extractive(self, turn: Turn, hits, candidates) -> Draft:
         """Book sentences scored with the embedder; lexically only when the embedder fails."""
@@ -266,4 +251,5 @@ class Pipeline:
         try:
             self.audit.record(response, session_id=session_id)
         except RagError as e:
-            response.metadata.setdefault("notices", []).append(f"Audit log: {e}")
+            response.metadata.setdefault("notices", []).append(
+                make_notice(AUDIT_UNAVAILABLE, error=e).to_dict())

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rag.answer import guardrails as g
 from rag.answer.citations import cite
+from rag.answer.claims import unsupported_verdicts
 from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confidence
-from rag.answer.synthesis import says_not_covered
-from rag.types import Confidence, Draft, Response, Retrieval, Verdict
-
-if TYPE_CHECKING:
-    from rag.answer.context import ContextDecision
-    from rag.answer.pipeline import Turn
+from rag.answer.context import ContextDecision
+from rag.answer.llm import says_not_covered
+from rag.answer.turn import Turn
+from rag.types import MODE_LABELS, Confidence, Draft, Response, Retrieval, Verdict
 
 SOFT_CODES = (g.CONFIDENCE_HEDGE, g.CONFIDENCE_LOW, g.CITATION_UNCITED_SENTENCES)
-MODE_LABELS = {"full-book": "Searched full book", "selection": "Answered from selected text",
-               "selection+book": "Answered from selected text + book"}  # as the chat page says
-DEGRADED_NOTICE_WORDS = ("BM25-only", "instead")  # service fallbacks make an answer partial
 
 
 def apply_guardrail_mode(verdicts: list[Verdict], mode: str) -> list[Verdict]:
@@ -43,8 +39,12 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     if says_not_covered(draft.text) and not cited.citations:
         verdicts.append(g.check_content(0.0, 1.0, turn.question, s.resolved_title, nearest))
     else:
-        verdicts.extend(g.check_citations(len(cited.citations), cited.uncited_sentences,
-                                          cited.unresolved, s.guardrail_mode))
+        # a cited (Claude) draft had every sentence checked as a claim: an uncited one already
+        # has its own verdict, so the marker count of uncited sentences would report it twice
+        uncited = 0 if draft.claims else cited.uncited_sentences
+        verdicts.extend(g.check_citations(len(cited.citations), uncited, cited.unresolved,
+                                          s.guardrail_mode))
+        verdicts.extend(unsupported_verdicts(draft.claims))
     # an extractive answer is the book's own words: its "might be" is the book's, not a guess
     hedge = None if draft.provider == "extractive" else g.check_hedges(cited.text, s.hedge_words)
     if hedge:
@@ -84,9 +84,8 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
         warnings = [v.message for v in verdicts if v.action == "warn"]
         if warnings:
             answer = answer + "\n\n" + "\n".join(warnings)
-        service_notices = [n for n in turn.notices if n != decision.notice]
-        degraded = any(w in n for n in service_notices for w in DEGRADED_NOTICE_WORDS)
-        status = "partial" if warnings or degraded or (draft and draft.notices) else "success"
+        degraded = any(n.degraded for n in turn.notices)  # a weaker path answered
+        status = "partial" if warnings or degraded else "success"
     used = {c.chunk_id for c in citations}
     return Response(
         answer=answer, citations=citations,
@@ -95,7 +94,7 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
             "boundary_violations": [v.reason_code for v in verdicts if v.action == "override"],
             "confidence_warnings": [v.message for v in verdicts if v.guardrail == "confidence"],
             "guardrail_actions": [asdict(v) for v in verdicts],
-            "notices": list(turn.notices),
+            "notices": [n.to_dict() for n in turn.notices],
         },
         confidence=confidence, status=status, retrieval=retrieval, draft=draft,
         verdicts=tuple(verdicts), settings={**s.snapshot(), **context})
@@ -118,7 +117,7 @@ def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retri
         "llm_provider": draft.provider if draft else turn.settings.llm,
         "llm_model": draft.model if draft else (
             turn.settings.llm_model if turn.settings.llm != "extractive" else "extractive"),
-        "notices": list(turn.notices),
+        "notices": [n.to_dict() for n in turn.notices],
     }
 
 
@@ -131,8 +130,9 @@ def error_response(turn: Turn, meta: dict[str, Any], stage: str, message: str) -
                   "retrieval_latency_ms": timings.get("retrieval", 0.0),
                   "synthesis_latency_ms": timings.get("synthesis", 0.0),
                   "total_latency_ms": timings["total"], "latency_ms": timings,
-                  "llm_provider": turn.settings.llm, "llm_model": "", "notices": turn.notices},
+                  "llm_provider": turn.settings.llm, "llm_model": "",
+                  "notices": [n.to_dict() for n in turn.notices]},
         validation={"boundary_violations": [], "confidence_warnings": [],
-                    "guardrail_actions": [], "notices": list(turn.notices)},
+                    "guardrail_actions": [], "notices": [n.to_dict() for n in turn.notices]},
         confidence=Confidence(0.0, 0.0, 0.0, "low"), status="error", error_message=message,
         error_stage=stage, settings=turn.settings.snapshot())

@@ -9,11 +9,13 @@ from pathlib import Path
 from rag.answer.citations import render_inline
 from rag.answer.context import MODES
 from rag.answer.pipeline import Pipeline
+from rag.audit.store import AuditStore
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.errors import InputError
 from rag.index.load import load_index
+from rag.notices import notice_from
 from rag.providers.registry import get_llm
-from rag.retrieval.hybrid import validate_query
+from rag.retrieval.query import validate_query
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,10 +45,6 @@ def read_selection(path: Path | None) -> str | None:
 
 def open_audit(settings, enabled: bool):
     if not enabled:
-        return None
-    try:
-        from rag.audit.store import AuditStore
-    except ImportError:
         return None
     return AuditStore(settings.audit_db)
 
@@ -93,4 +91,4 @@ def print_answer(response) -> None:
     for citation in response.citations:
         print(f"  [{citation.marker}] {citation.section_title} -> {citation.url or '(selection)'}")
     for notice in meta.get("notices", []):
-        print(f"  note: {notice}")
+        print(f"  note: {notice_from(notice).message}")

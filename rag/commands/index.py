@@ -80,11 +80,11 @@ def run_search(args: argparse.Namespace) -> int:
                          "embedder": settings.embedder},
             "candidates": [h.to_dict() for h in result.candidates],
             "hits": [h.to_dict() for h in result.hits],
-            "notices": list(result.notices),
+            "notices": [n.to_dict() for n in result.notices],
         })
         return 0
     for notice in result.notices:
-        print(f"note: {notice}")
+        print(f"note: {notice.message}")
     print(f"{'rank':>4} {'blended':>7} {'dense':>6} {'bm25':>6}  section")
     for h in result.candidates[: max(settings.top_k * 4, 20)]:
         mark = "*" if h.selected else " "

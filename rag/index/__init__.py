@@ -1,1 +1,14 @@
-"""TODO"""
+"""The index of one book: vectors in Qdrant (`vectors`), BM25 over the same chunks (`lexical`),
+kept in step with the book by a manifest (`build`), and opened or built for a Settings (`load`)."""
+
+from __future__ import annotations
+
+from rag.index.build import BookIndex, IngestSummary, index_status, open_index, sync_index
+from rag.index.lexical import LexicalIndex, tokenize
+from rag.index.load import build_index, load_index
+from rag.index.vectors import VectorStore, open_store
+
+__all__ = [
+    "BookIndex", "IngestSummary", "LexicalIndex", "VectorStore", "build_index", "index_status",
+    "load_index", "open_index", "open_store", "sync_index", "tokenize"
+]

@@ -14,7 +14,7 @@ import numpy as np
 
 from rag.book.chunk import ChunkerSettings, chunk_book, chunk_text_hash, embed_text_for
 from rag.book.parse import Book, parse_book
-from rag.errors import IndexError_
+from rag.errors import BookIndexError
 from rag.index.lexical import LexicalIndex, lexical_signature
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
@@ -176,7 +176,7 @@ def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorS
     directory = collection_dir(index_dir, name)
     manifest = read_manifest(directory)
     if manifest is None:
-        raise IndexError_(f"No index for this book in {index_dir}; build it with "
+        raise BookIndexError(f"No index for this book in {index_dir}; build it with "
                           "`python -m rag ingest` (or `make run`).")
     with open(directory / "chunks.jsonl", encoding="utf-8") as f:
         chunks = [_chunk_from(json.loads(line)) for line in f]

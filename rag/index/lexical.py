@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.errors import IndexError_
+from rag.errors import BookIndexError
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 K1, B = 1.5, 0.75
@@ -77,7 +77,7 @@ class LexicalIndex:
         try:
             retriever = bm25s.BM25.load(str(directory), show_progress=False)
         except (OSError, ValueError) as e:
-            raise IndexError_(f"The BM25 index in {directory} is unreadable ({e}); "
+            raise BookIndexError(f"The BM25 index in {directory} is unreadable ({e}); "
                               "rebuild it with `python -m rag ingest --rebuild`.") from e
         return cls(retriever, size)
 

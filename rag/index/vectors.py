@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.errors import IndexError_
+from rag.errors import BookIndexError
 
 UPSERT_BATCH = 256
 SCROLL_BATCH = 2048
@@ -55,10 +55,10 @@ class VectorStore:
         try:
             with self._lock:
                 return fn(*args, **kwargs)
-        except IndexError_:
+        except BookIndexError:
             raise
         except Exception as e:  # qdrant raises transport, HTTP and value errors alike
-            raise IndexError_(f"Qdrant at {self.where} failed to {what}: {e}") from e
+            raise BookIndexError(f"Qdrant at {self.where} failed to {what}: {e}") from e
 
     def has_collection(self, name: str) -> bool:
         return bool(self._call("list collections", self._client.collection_exists, name))
@@ -92,7 +92,7 @@ class VectorStore:
         if not self.is_server:
             try:
                 self._local_matrix(name)
-            except IndexError_:
+            except BookIndexError:
                 pass  # the first search reports it, and retrieval falls back to BM25
 
     def create(self, name: str, dim: int) -> None:
@@ -180,14 +180,14 @@ def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int =
                 client = QdrantClient(path=where)
         except RuntimeError as e:
             if "already accessed" in str(e):
-                raise IndexError_(
+                raise BookIndexError(
                     f"The index at {where} is in use by another Folio process (the app or a "
                     "CLI command). Qdrant's embedded store allows one process at a time: stop "
                     "the other process, use another --index DIR, or run a Qdrant server and set "
                     "QDRANT_URL.") from e
-            raise IndexError_(f"Could not open the index at {where}: {e}") from e
+            raise BookIndexError(f"Could not open the index at {where}: {e}") from e
         except Exception as e:
-            raise IndexError_(f"Could not connect to Qdrant at {where}: {e}") from e
+            raise BookIndexError(f"Could not connect to Qdrant at {where}: {e}") from e
         _OPEN[where] = VectorStore(client, where)
         return _OPEN[where]
 

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.errors import ConfigError, InputError, RagError
+from rag.errors import ConfigError, RagError
 from rag.index.build import BookIndex, dense_scores_for
+from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
+from rag.retrieval.query import validate_query
 from rag.types import Chunk, Hit, Retrieval, RetrievalSettings
 
-MAX_QUERY_CHARS = 1000
 REASON_BELOW = "below_threshold"
 REASON_DUPLICATE = "duplicate_section"
 REASON_BEYOND = "beyond_top_k"
-SELECTION_TERM_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -30,33 +30,12 @@ class CandidatePool:
     dense: np.ndarray  # cosine clipped to [0, 1]
     bm25_raw: np.ndarray
     bm25_max: float  # the best raw BM25 score in the whole book for this query
-    notices: tuple[str, ...] = ()
+    notices: tuple[Notice, ...] = ()
     latency_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def bm25(self) -> np.ndarray:
         return self.bm25_raw / self.bm25_max if self.bm25_max > 0 else np.zeros_like(self.bm25_raw)
-
-
-def validate_query(query: str | bytes) -> str:
-    """1-1000 characters of valid UTF-8 without NUL bytes; the reason is said in plain words."""
-    if isinstance(query, bytes):
-        try:
-            query = query.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError("The question is not valid UTF-8 text; paste it again as plain "
-                             "text.") from e
-    if "\x00" in query:
-        raise InputError("The question contains a NUL byte; remove it and ask again.")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in query):
-        raise InputError("The question is not valid UTF-8 text; paste it again as plain text.")
-    text = query.strip()
-    if not text:
-        raise InputError("The question is empty; type a question about the book.")
-    if len(text) > MAX_QUERY_CHARS:
-        raise InputError(f"The question has {len(text)} characters; the limit is "
-                         f"{MAX_QUERY_CHARS}. Shorten it and ask again.")
-    return text
 
 
 def check_weights(w_dense: float, w_bm25: float | None = None) -> tuple[float, float]:
@@ -76,14 +55,13 @@ def blend_scores(dense: np.ndarray, bm25: np.ndarray, w_dense: float,
 
 def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> CandidatePool:
     """top-N dense ∪ top-N BM25; a failing dense side degrades to BM25 only, with a notice."""
-    query = validate_query(query)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     bm25_all = index.lexical.scores(query)
     timings["bm25_ms"] = (time.perf_counter() - t0) * 1000
     bm25_order = [i for i in np.argsort(-bm25_all, kind="stable")[:pool_size] if bm25_all[i] > 0]
     dense_by_id: dict[str, float] = {}
-    notices: list[str] = []
+    notices: list[Notice] = []
     try:
         t0 = time.perf_counter()
         vector = index.embedder.embed_query(query)
@@ -97,7 +75,7 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
         dense_by_id.update(dense_scores_for(index, vector, missing))
         timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
     except RagError as e:
-        notices.append(f"Dense search unavailable, BM25-only results: {e}")
+        notices.append(make_notice(DENSE_UNAVAILABLE, error=e))
         dense_by_id = {}
     positions = list(dict.fromkeys(
         [index.positions[cid] for cid in dense_by_id if cid in index.positions] + bm25_order))
@@ -145,7 +123,9 @@ def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retriev
                      bm25_max=pool.bm25_max)
 
 
-def retrieve(index: BookIndex, query: str, settings: RetrievalSettings) -> Retrieval:
+def retrieve(index: BookIndex, query: str | bytes, settings: RetrievalSettings) -> Retrieval:
+    """A raw query validated, then hybrid retrieval (the CLI's `search`, the benches)."""
+    query = validate_query(query)
     return rank_candidates(collect_candidates(index, query, settings.candidate_pool), settings)
 
 
@@ -176,42 +156,3 @@ def pool_from_record(record: dict) -> CandidatePool:
         bm25_raw=np.array([c["bm25_raw"] for c in record.get("candidates", [])],
                           dtype=np.float32),
         bm25_max=float(record.get("bm25_max", 0.0)))
-
-
-def score_selection(index: BookIndex, selection: str, query: str, w_dense: float,
-                    threshold: float) -> Hit:
-    """The pasted passage as one synthetic chunk, scored against the query like a book chunk:
-    dense = best cosine over the passage's embedder-sized pieces; the lexical part is the share of
-    query terms the passage contains (BM25 needs a corpus, a single passage has none)."""
-    import uuid
-
-    from rag.book.chunk import ChunkerSettings, chunk_section
-    from rag.index.lexical import tokenize
-    from rag.types import Section
-
-    section = Section("", "selection", "", "Selected text", "Selected text", ("Selected text",),
-                      False, selection, None, "")
-    embedder = index.embedder
-    pieces = chunk_section(section, "selection", ChunkerSettings(embedder.max_tokens, 0.0),
-                           embedder.count_tokens_batch)
-    try:
-        vectors = embedder.embed_documents([p.text for p in pieces])
-        dense = float(np.clip((vectors @ embedder.embed_query(query)).max(), 0.0, 1.0))
-    except RagError:
-        dense = 0.0
-    terms = set(tokenize(query))
-    matched = len(terms & set(tokenize(selection)))
-    lexical = matched / len(terms) if terms else 0.0
-    blended = float(blend_scores(np.array([dense]), np.array([lexical]), w_dense)[0])
-    chunk = Chunk(chunk_id=str(uuid.uuid5(uuid.NAMESPACE_OID, selection)), text=selection,
-                  module_id="", chapter_id="selection", section_id="",
-                  section_title="Selected text",
-                  chapter_title="Selected text", heading_path=("Selected text",), stable=False,
-                  page=None, ordinal=0, token_count=sum(p.token_count for p in pieces),
-                  source="selection")
-    # The user chose this passage: it also counts as relevant when it holds most of the
-    # question's terms, since the blend's weights were tuned for ranking a whole book.
-    passed = blended >= threshold or lexical >= SELECTION_TERM_SHARE
-    return Hit(chunk=chunk, dense=round(dense, 6), bm25_raw=float(matched),
-               bm25=round(lexical, 6), blended=round(blended, 6), rank=1, passed=passed,
-               selected=True, reason="")

@@ -23,6 +23,7 @@ from rag.index.lexical import K1, B, LexicalIndex, tokenize
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
 from rag.retrieval.hybrid import collect_candidates
+from rag.tuning.metrics import ideal_dcg, ndcg_by_rank
 from rag.types import Chunk, Section
 
 WEIGHTS = np.round(np.arange(21) * 0.05, 2)
@@ -150,18 +151,6 @@ def open_beir_index(data: BeirData, index_dir: Path, embedder: Embedder, store: 
     return open_index(book_id, index_dir, embedder, store)
 
 
-def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = NDCG_AT) -> float:
-    """nDCG@k with graded gains (BEIR / trec_eval convention: gain = relevance, log2 discount)."""
-    dcg = sum(relevant.get(doc, 0) / np.log2(i + 2) for i, doc in enumerate(ranked[:k]))
-    ideal = sorted(relevant.values(), reverse=True)[:k]
-    idcg = sum(g / np.log2(i + 2) for i, g in enumerate(ideal))
-    return float(dcg / idcg) if idcg > 0 else 0.0
-
-
-def recall_at(ranked: list[str], relevant: dict[str, int], k: int = RECALL_AT) -> float:
-    return len(set(ranked[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
-
-
 def document_scores(doc_ids: np.ndarray, dense: np.ndarray, bm25: np.ndarray,
                     weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best-chunk score of every document in a pool for each weight: (documents, W x D)."""
@@ -185,11 +174,7 @@ def score_query(docs: np.ndarray, scores: np.ndarray, relevant: dict[str, int]
     index = np.broadcast_to(np.arange(len(docs)), scores.shape)
     order = np.lexsort((index, -scores), axis=-1)[:, :RECALL_AT]
     gains = np.array([relevant.get(str(d), 0) for d in docs], dtype=float)[order]
-    discounts = 1.0 / np.log2(np.arange(2, NDCG_AT + 2))
-    top = gains[:, :NDCG_AT]
-    ideal = sorted(relevant.values(), reverse=True)[:NDCG_AT]
-    idcg = float(np.dot(ideal, discounts[: len(ideal)]))
-    ndcg = (top * discounts[: top.shape[1]]).sum(axis=1) / idcg if idcg else np.zeros(len(top))
+    ndcg = ndcg_by_rank(gains[:, :NDCG_AT], ideal_dcg(list(relevant.values()), NDCG_AT))[:, -1]
     return ndcg, (gains > 0).sum(axis=1) / max(len(relevant), 1)
 
 

@@ -1,20 +1,11 @@
-"""Labelled question sets (YAML or CSV) and the metrics a ranked list of sections is scored with.
-
-An expected entry `chapter_id#section_id` names one section; a bare `chapter_id` names a whole
-chapter, so any of its sections matches it. Metrics count sections (hits are one per section):
-
-- Hit@k: some selected hit matches an expected entry.
-- Recall@k: the share of expected entries matched by a selected hit.
-- MRR: 1 / rank of the first matching hit (0 when none).
-- nDCG@k: binary gain (a hit is relevant when it matches any entry); the ideal list holds every
-  section of the book that matches an entry, so a bare chapter with 4 sections can fill 4 ranks.
-"""
+"""Labelled question sets (YAML or CSV): parsed, validated with line numbers, checked against
+the book's sections. An expected entry `chapter_id#section_id` names one section; a bare
+`chapter_id` names a whole chapter. How a ranking is scored against them is in metrics.py."""
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +15,7 @@ from typing import Any
 import yaml
 
 from rag.errors import InputError
+from rag.tuning.metrics import match_mask
 
 FIELDS = ("question", "expected_sections", "in_scope", "category")
 OPTIONAL_FIELDS = ("key_facts", "id", "notes")
@@ -199,24 +191,6 @@ def _parse_bool(value: Any, default: bool, where: str) -> bool:
     raise InputError(f"{where}: `in_scope` must be true or false, not {value!r}.")
 
 
-def entry_matches(entry: str, chapter_id: str, section_id: str) -> bool:
-    """`chapter#section` matches that section; a bare `chapter` matches all its sections."""
-    chapter, sep, section = entry.partition("#")
-    return chapter == chapter_id and (not sep or section == section_id)
-
-
-def match_mask(expected: Iterable[str], section_ref: str) -> int:
-    """Bit i is set when the section `chapter_id#section_id` matches expected entry i."""
-    chapter, _, section = section_ref.partition("#")
-    return sum(1 << i for i, e in enumerate(expected) if entry_matches(e, chapter, section))
-
-
-def count_relevant(expected: Iterable[str], section_refs: Iterable[str]) -> int:
-    """How many distinct sections of the book match some entry: the ideal list for nDCG."""
-    expected = tuple(expected)
-    return sum(1 for ref in set(section_refs) if match_mask(expected, ref))
-
-
 def unknown_entries(questions: Iterable[Question], section_refs: Iterable[str]) -> list[str]:
     """Expected entries that match no section of the book (typos or renamed anchors)."""
     refs = set(section_refs)
@@ -226,23 +200,3 @@ def unknown_entries(questions: Iterable[Question], section_refs: Iterable[str]) 
             if not any(match_mask((entry,), ref) for ref in refs):
                 out.append(f"line {q.line}: {entry!r} matches no section of this book")
     return out
-
-
-def ideal_dcg(n_relevant: int, k: int) -> float:
-    return sum(1.0 / math.log2(i + 2) for i in range(min(n_relevant, k)))
-
-
-def score_ranking(section_refs: list[str], expected: tuple[str, ...], k: int,
-                  n_relevant: int | None = None) -> dict[str, float]:
-    """Hit@k, Recall@k, reciprocal rank and nDCG@k of one selected list (best first)."""
-    masks = [match_mask(expected, ref) for ref in section_refs[:k]]
-    matched = 0
-    for m in masks:
-        matched |= m
-    first = next((i for i, m in enumerate(masks) if m), None)
-    dcg = sum(1.0 / math.log2(i + 2) for i, m in enumerate(masks) if m)
-    idcg = ideal_dcg(len(expected) if n_relevant is None else n_relevant, k)
-    return {"hit": float(first is not None),
-            "recall": bin(matched).count("1") / len(expected) if expected else 0.0,
-            "rr": 0.0 if first is None else 1.0 / (first + 1),
-            "ndcg": dcg / idcg if idcg else 0.0}

@@ -26,7 +26,8 @@ from rag.answer.guardrails import check_capability
 from rag.errors import ConfigError
 from rag.index.build import BookIndex
 from rag.retrieval.hybrid import CandidatePool, check_weights, collect_candidates
-from rag.tuning.questions import Question, count_relevant, ideal_dcg, match_mask
+from rag.tuning.metrics import count_relevant, ideal_dcg, match_mask, ndcg_by_rank
+from rag.tuning.questions import Question
 
 WEIGHTS = np.round(np.arange(21) * 0.05, 2)
 THRESHOLDS = np.round(np.arange(101) * 0.01, 2)
@@ -204,12 +205,11 @@ def metrics_by_count(arrays: PoolArrays, slots: np.ndarray) -> dict[str, np.ndar
     matched = np.bitwise_count(np.bitwise_or.accumulate(masks, axis=-1))
     ranks = np.arange(1, arrays.top_k + 1)
     first = np.where(relevant.any(-1), relevant.argmax(-1) + 1, arrays.top_k + 1)
-    gains = np.cumsum(relevant / np.log2(ranks + 1), axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = {"hit_at_k": np.logical_or.accumulate(relevant, axis=-1).astype(float),
                "recall_at_k": matched / np.maximum(arrays.n_entries, 1)[..., :, None],
                "mrr": np.where(ranks >= first[..., None], 1.0 / first[..., None], 0.0),
-               "ndcg_at_k": np.nan_to_num(gains / arrays.idcg[..., :, None])}
+               "ndcg_at_k": ndcg_by_rank(relevant, arrays.idcg)}
     zero = np.zeros(slots.shape[:-1] + (1,))
     return {k: np.concatenate([zero, v], axis=-1) for k, v in out.items()}
 

@@ -1,1 +1,1 @@
-"""TODO"""
+"""The audit explorer: filters, charts, the record drill-down."""

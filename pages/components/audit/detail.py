@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.components.common.format import answer_markdown, badges_markdown
+from pages.components.common.format import answer_markdown, badges_markdown, notice_lines
 from pages.components.common.shared import link_base_url
 from pages.components.common.tables import (
     record_citations_frame,
@@ -16,19 +16,9 @@ from pages.components.common.tables import (
 SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
 
 
-def _as_turn(record: dict) -> dict:
-    """The fields badges_markdown reads, from an audit row."""
-    return {"status": record.get("status"), "error_stage": record.get("error_stage"),
-            "mode": record.get("source_mode"), "mode_used": record.get("mode_used"),
-            "fallback_reason": record.get("fallback_reason"),
-            "confidence": {"score": record.get("confidence_score") or 0.0,
-                           "level": record.get("confidence_level") or "low"},
-            "latency_ms": {"total": record.get("total_latency_ms")}}
-
-
 def show_record(record: dict) -> None:
     st.markdown(f"#### {record.get('user_query_text', '')}".replace("$", "\\$"))
-    st.markdown(badges_markdown(_as_turn(record)))
+    st.markdown(badges_markdown(record))
     provider, model = record.get("llm_provider") or "", record.get("llm_model") or ""
     answerer = provider if model in ("", provider) else f"{provider} {model}"
     stamp = str(record.get("timestamp", ""))[:19]
@@ -45,8 +35,8 @@ def show_record(record: dict) -> None:
         if record.get("retrieval_query") and \
                 record["retrieval_query"] != record.get("user_query_text"):
             st.caption(f"Searched for: {record['retrieval_query']}")
-        for notice in record.get("notices") or []:
-            st.caption(f":material/info: {notice}")
+        for _, message in notice_lines(record):
+            st.caption(f":material/info: {message}")
         latency = stage_latency_frame(record)
         if not latency.empty:
             st.dataframe(latency.set_index("stage").T, width="stretch",

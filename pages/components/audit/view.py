@@ -10,13 +10,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.components.common.format import MODE_LABELS
 from pages.components.common.tables import build_filters, kpi_values
 from rag.answer.guardrails import REASON_CODES
 from rag.audit.filters import STATUSES, AuditFilters
 from rag.errors import AuditError
 from rag.providers.registry import LLMS
-from rag.types import MODES
+from rag.types import MODE_NAMES, MODES
 
 LIST_CONFIG = {
     "timestamp": st.column_config.DatetimeColumn("Time (UTC)", format="YYYY-MM-DD HH:mm:ss",
@@ -40,7 +39,7 @@ def filters() -> AuditFilters:
         row = st.columns([2, 2, 2, 2], gap="small")
         days = row[0].date_input("Time range (UTC)", (today - timedelta(days=29), today),
                                  key="audit_days", persist_state="session")
-        modes = row[1].multiselect("Mode", MODES, format_func=MODE_LABELS.get, key="audit_modes",
+        modes = row[1].multiselect("Mode", MODES, format_func=MODE_NAMES.get, key="audit_modes",
                                    persist_state="session", placeholder="All modes")
         statuses = row[2].multiselect("Status", STATUSES, key="audit_statuses",
                                       persist_state="session", placeholder="All statuses")

@@ -9,10 +9,10 @@ from pages.components.chat.support import (
     StreamCapture,
     conversation_messages,
     rate_limit_message,
-    turn_from_response,
 )
 from pages.components.chat.view import remember_quotes, render_answer
 from pages.components.common.shared import AppContext, rate_limiter
+from rag.answer.record import history_record
 from rag.errors import RagError
 
 
@@ -33,7 +33,7 @@ def ask(ctx: AppContext, h: History, question: str, mode: str, selection: str,
             return None
     h.add(turn)
     if turn["mode_used"] != "full-book" and selection:
-        remember_quotes(selection, turn["quotes"])
+        remember_quotes(selection, turn["answer_quotes"])
     return turn
 
 
@@ -64,6 +64,6 @@ def _answer(ctx: AppContext, h: History, question: str, mode: str, selection: st
     if capture.response is None:
         st.error("The answer was interrupted; please ask again.")
         return None
-    turn = turn_from_response(question, capture.response)
+    turn = history_record(capture.response)
     render_answer(turn)
     return turn

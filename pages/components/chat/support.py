@@ -1,5 +1,6 @@
-"""Pure helpers behind the chat page: browser-side history, the per-session rate limit, the
-selection caption and stream splitting. No streamlit import, so each rule is unit-tested."""
+"""Pure helpers behind the chat page: browser-side history (of answer records), the per-session
+rate limit, the selection caption and stream splitting. No streamlit import, so each rule is
+unit-tested."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rag.types import Response
 
-HISTORY_VERSION = 1
+HISTORY_VERSION = 2  # 2: entries are answer records (rag.answer.record)
 HISTORY_MAX_QUESTIONS = 20
 HISTORY_MAX_AGE = timedelta(days=7)
 CLOCK_SKEW = timedelta(minutes=5)  # entries stamped slightly in the future are still kept
@@ -35,7 +36,7 @@ def prune_history(turns: Iterable[dict], now: datetime | None = None,
                   max_age: timedelta = HISTORY_MAX_AGE) -> list[dict]:
     """The last `max_questions` turns younger than `max_age`; undated or malformed turns go."""
     now = now or datetime.now(UTC)
-    kept = [t for t in turns if isinstance(t, dict) and isinstance(t.get("question"), str)
+    kept = [t for t in turns if isinstance(t, dict) and isinstance(t.get("user_query_text"), str)
             and (stamp := _parse_time(t.get("timestamp"))) is not None
             and -CLOCK_SKEW <= now - stamp <= max_age]
     return kept[-max_questions:] if max_questions > 0 else []
@@ -77,37 +78,10 @@ def conversation_messages(turns: Sequence[dict], limit: int) -> list[dict[str, s
     """The last `limit` chat messages (question, answer, question, ...) for follow-ups."""
     messages: list[dict[str, str]] = []
     for turn in turns:
-        messages.append({"role": "user", "content": turn.get("question", "")})
-        if turn.get("status") != "error" and turn.get("answer"):
-            messages.append({"role": "assistant", "content": turn["answer"]})
+        messages.append({"role": "user", "content": turn.get("user_query_text", "")})
+        if turn.get("status") != "error" and turn.get("answer_text"):
+            messages.append({"role": "assistant", "content": turn["answer_text"]})
     return messages[-limit:] if limit > 0 else []
-
-
-def turn_from_response(question: str, response: Response) -> dict[str, Any]:
-    """One history entry: everything the chat shows for an answer, JSON-ready and compact."""
-    meta = response.metadata
-    hits = response.retrieval.hits if response.retrieval else ()
-    return {
-        "query_id": meta.get("query_id", ""), "question": question,
-        "timestamp": meta.get("timestamp") or datetime.now(UTC).isoformat(),
-        "mode": meta.get("mode", ""), "mode_used": meta.get("mode_used") or "",
-        "mode_label": meta.get("mode_label", ""), "fallback_reason": meta.get("fallback_reason"),
-        "answer": response.answer, "status": response.status,
-        "error_message": response.error_message, "error_stage": response.error_stage,
-        "confidence": {"score": response.confidence.score, "level": response.confidence.level},
-        "citations": [{k: v for k, v in asdict(c).items() if k != "text"}
-                      for c in response.citations],
-        "verdicts": [asdict(v) for v in response.verdicts],
-        "notices": list(dict.fromkeys(meta.get("notices") or [])),
-        "retrieval_query": meta.get("retrieval_query", ""),
-        "latency_ms": (meta.get("latency_ms") or {}),
-        "hits": [{"section": f"{h.chunk.chapter_title} › {h.chunk.section_title}"
-                  if h.chunk.source == "book" else "Selected text",
-                  "source": h.chunk.source, "dense": h.dense, "bm25": h.bm25,
-                  "blended": h.blended, "passed": h.passed} for h in hits],
-        "quotes": list(response.draft.quotes) if response.draft else [],
-        "clear_selection": bool(meta.get("clear_selection")),
-    }
 
 
 # -- rate limit ---------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from pages.components.common.format import (
-    MODE_LABELS,
     answer_markdown,
     badges_markdown,
     highlight_sentences,
@@ -18,6 +17,7 @@ from pages.components.common.format import (
 )
 from pages.components.common.shared import link_base_url
 from pages.components.common.tables import turn_hits_frame
+from rag.types import MODE_NAMES
 
 SELECTION_KEY = "_folio_selection"  # survives mode switches (widget state would not)
 SELECTION_TIME_KEY = "_folio_selection_time"
@@ -83,7 +83,7 @@ def selection_panel(caption: str) -> None:
 
 
 def mode_switch() -> str:
-    return st.segmented_control("Answer from", list(MODE_LABELS), format_func=MODE_LABELS.get,
+    return st.segmented_control("Answer from", list(MODE_NAMES), format_func=MODE_NAMES.get,
                                 default="full-book", required=True, key="chat_mode",
                                 persist_state="session")
 
@@ -92,7 +92,7 @@ def mode_switch() -> str:
 
 def render_turn(turn: dict) -> None:
     with st.chat_message("user"):
-        st.markdown(turn["question"].replace("$", "\\$"))
+        st.markdown(turn["user_query_text"].replace("$", "\\$"))
     with st.chat_message("assistant"):
         render_answer(turn)
 
@@ -102,7 +102,7 @@ def render_answer(turn: dict) -> None:
         st.error(turn.get("error_message") or "Something went wrong.", icon=":material/error:")
         st.markdown(badges_markdown(turn))
         return
-    st.markdown(answer_markdown(turn.get("answer", ""), turn.get("citations", []),
+    st.markdown(answer_markdown(turn.get("answer_text", ""), turn.get("citations", []),
                                 link_base_url()))
     st.markdown(badges_markdown(turn))
     if turn.get("citations"):
@@ -119,24 +119,25 @@ def render_answer(turn: dict) -> None:
 
 def _why(turn: dict) -> None:
     with st.expander("Why this answer", icon=":material/troubleshoot:"):
-        query = turn.get("retrieval_query") or turn.get("question", "")
-        rewritten = query.strip() != turn.get("question", "").strip()
+        question = turn.get("user_query_text", "")
+        query = turn.get("retrieval_query") or question
+        rewritten = query.strip() != question.strip()
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}"
                     + (" *(the question read in its conversation)*" if rewritten else ""))
-        hits = turn.get("hits") or []
+        hits = turn.get("chunks_returned") or []
         if hits:
             st.dataframe(turn_hits_frame(hits), hide_index=True, width="stretch",
                          column_config={"dense": SCORE, "BM25": SCORE, "blended": SCORE})
         else:
             st.caption("No excerpt passed the threshold.")
-        latency = turn.get("latency_ms") or {}
+        latency = turn.get("stage_latency_ms") or {}
         if latency:
             st.caption("Latency: " + " · ".join(f"{k} {float(v):.0f} ms"
                                                 for k, v in latency.items()))
-        if turn.get("verdicts"):
+        if turn.get("guardrail_actions"):
             st.caption("Guardrail verdicts: " + "; ".join(
                 f"{v['guardrail']} / {v['reason_code']} → {v['action']}"
-                for v in turn["verdicts"]))
+                for v in turn["guardrail_actions"]))
         if st.button("Open in the retrieval inspector", key=f"inspect-{turn.get('query_id')}",
                      icon=":material/manage_search:", type="tertiary"):
             st.session_state[INSPECT_KEY] = query

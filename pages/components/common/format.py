@@ -8,19 +8,13 @@ import re
 from collections.abc import Sequence
 
 from pages.components.common.links import citation_href
-from rag.answer.synthesis import MARKER_RE
+from rag.answer.llm import MARKER_RE
+from rag.answer.record import record_notices
 from rag.index.lexical import tokenize
+from rag.notices import INFO, notice_label
+from rag.types import MODE_LABELS, MODE_NAMES
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
-MODE_LABELS = {"full-book": "Full book", "selection": "Selected text",
-               "selection+book": "Selected text + book"}
-FALLBACK_LABELS = {
-    "selection_too_short": "selected text under 50 characters",
-    "selection_too_long": "selected text over 20,000 characters",
-    "selection_stale": "selected text older than 5 minutes",
-    "selection_missing": "no text selected",
-    "unknown_mode": "unknown mode",
-}
 LEVEL_COLORS = {"high": "green", "medium": "orange", "low": "red"}
 ACTION_WORDS = {"override": "replaced the answer", "warn": "added a caveat", "flag": "flagged"}
 STATUS_BADGES = {"partial": ("orange", "Partial answer"), "refused": ("red", "Refused"),
@@ -130,48 +124,41 @@ def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> 
     return "\n".join(lines)
 
 
-def badges_markdown(turn: dict) -> str:
-    """Mode actually used, fallback, confidence and status as st.markdown badges."""
+def badges_markdown(record: dict) -> str:
+    """Mode actually used, fallback, confidence and status of an answer record as badges."""
     out = []
-    if turn.get("status") == "error":
+    if record.get("status") == "error":
         return ":red-badge[:material/error: Error" + (
-            f" in {turn['error_stage']}]" if turn.get("error_stage") else "]")
-    used = turn.get("mode_used") or "full-book"
+            f" in {record['error_stage']}]" if record.get("error_stage") else "]")
+    used = record.get("mode_used") or "full-book"
     icon = ":material/menu_book:" if used == "full-book" else ":material/format_quote:"
-    label = {"full-book": "Searched full book", "selection": "Answered from selected text",
-             "selection+book": "Answered from selected text + book"}.get(
-        used, turn.get("mode_label") or used)
-    out.append(f":blue-badge[{icon} {label}]")
-    if turn.get("fallback_reason"):
-        asked = MODE_LABELS.get(turn.get("mode", ""), turn.get("mode", ""))
-        why = FALLBACK_LABELS.get(turn["fallback_reason"], turn["fallback_reason"])
+    out.append(f":blue-badge[{icon} {MODE_LABELS.get(used, used)}]")
+    if record.get("fallback_reason"):
+        asked = MODE_NAMES.get(record.get("source_mode") or "", record.get("source_mode") or "")
+        why = notice_label(record["fallback_reason"])
         out.append(f":orange-badge[:material/swap_horiz: Asked for {asked.lower()}: {why}]")
-    confidence = turn.get("confidence") or {}
-    level = confidence.get("level", "low")
+    level = record.get("confidence_level") or "low"
     out.append(f":{LEVEL_COLORS.get(level, 'gray')}-badge[Confidence "
-               f"{float(confidence.get('score', 0.0)):.2f} · {level}]")
-    if turn.get("status") in STATUS_BADGES:
-        color, text = STATUS_BADGES[turn["status"]]
+               f"{float(record.get('confidence_score') or 0.0):.2f} · {level}]")
+    if record.get("status") in STATUS_BADGES:
+        color, text = STATUS_BADGES[record["status"]]
         out.append(f":{color}-badge[{text}]")
-    total = (turn.get("latency_ms") or {}).get("total")
+    total = record.get("total_latency_ms")
     if total is not None:
         out.append(f":gray-badge[{float(total) / 1000:.2f} s]")
     return " ".join(out)
 
 
-def notice_lines(turn: dict) -> list[tuple[str, str]]:
+def notice_lines(record: dict) -> list[tuple[str, str]]:
     """(kind, message) for the notices under an answer: "warning" when the question was
-    answered differently than asked (fallbacks, degraded services), else "info"."""
-    out = []
-    for notice in dict.fromkeys(turn.get("notices") or []):
-        degraded = any(w in notice for w in ("instead", "cleared", "unavailable", "Audit log"))
-        out.append(("warning" if degraded else "info", notice))
-    return out
+    answered differently than asked or not logged, else "info" (decided by each notice's code)."""
+    return [("info" if n.kind == INFO else "warning", n.message)
+            for n in record_notices(record)]
 
 
-def verdict_caption(turn: dict) -> str:
+def verdict_caption(record: dict) -> str:
     """One line naming each guardrail that acted, e.g. "Guardrails: `confidence_hedge` added a
     caveat"; "" when none did."""
     parts = [f"`{v.get('reason_code', '?')}` {ACTION_WORDS.get(v.get('action', ''), 'acted')}"
-             for v in turn.get("verdicts") or []]
+             for v in record.get("guardrail_actions") or []]
     return ("Guardrails: " + " · ".join(parts)) if parts else ""

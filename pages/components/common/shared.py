@@ -99,7 +99,7 @@ def build_lock() -> threading.Lock:
 def open_audit(settings: Settings) -> tuple[object | None, str]:
     try:
         return cached_audit(str(settings.audit_db)), ""
-    except (RagError, ImportError, OSError) as e:
+    except (RagError, OSError) as e:
         return None, str(e)
 
 

@@ -1,7 +1,7 @@
 """Tables behind the inspector and the audit explorer, as pandas frames the pages only display.
 
-Nothing here scores anything: the numbers come from rag.retrieval.hybrid (Hit components) and from the
-audit store; this module names, orders and compares them."""
+Nothing here scores anything: the numbers come from rag.retrieval.hybrid (Hit components) and
+from the audit store; this module names, orders and compares them."""
 
 from __future__ import annotations
 
@@ -97,8 +97,10 @@ def rank_changes(before: Retrieval, after: Retrieval) -> pd.DataFrame:
 
 
 def turn_hits_frame(hits: Sequence[dict]) -> pd.DataFrame:
-    """The hits a chat answer drew on (from a history entry)."""
-    return pd.DataFrame([{"#": i, "section": h.get("section", ""), "dense": h.get("dense"),
+    """The hits a chat answer drew on (a record's `chunks_returned`)."""
+    return pd.DataFrame([{"#": i, "section": f"{h.get('chapter_title', '')} › "
+                          f"{h.get('section_title', '')}" if h.get("source", "book") == "book"
+                          else "Selected text", "dense": h.get("dense"),
                           "BM25": h.get("bm25"), "blended": h.get("blended")}
                          for i, h in enumerate(hits, start=1)],
                         columns=["#", "section", "dense", "BM25", "blended"])

@@ -1,1 +1,1 @@
-"""TODO"""
+"""The retrieval inspector: candidates, score components and side-by-side comparison."""

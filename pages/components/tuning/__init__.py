@@ -1,1 +1,1 @@
-"""TODO"""
+"""The tuning page: question sets, sweeps, results, charts, apply and replay."""

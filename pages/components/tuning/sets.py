@@ -1,6 +1,6 @@
 """The tuning page's question-set panel: pick a set from data/eval or upload one, edit it in place,
-save it. Validation is rag.tuning.questions's (through rag.tuning.question_sets); edits live in the editor's own
-widget state, so an error never throws them away."""
+save it. Validation is rag.tuning.questions's (through set_table); edits live in the editor's
+own widget state, so an error never throws them away."""
 
 from __future__ import annotations
 
@@ -11,16 +11,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from pages.components.tuning.set_table import editable_frame, questions_frame, questions_from_frame
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
 from rag.tuning.question_sets import (
     decode_upload,
-    editable_frame,
     eval_dir,
     list_question_sets,
     parse_question_text,
-    questions_frame,
-    questions_from_frame,
     save_question_set,
     target_path,
 )
@@ -39,6 +37,10 @@ EDITOR_CONFIG = {
     "in_scope": st.column_config.CheckboxColumn("In scope", width=70,
                                                 help="Should the book answer it?"),
     "category": st.column_config.TextColumn("Category", width="small"),
+    "key_facts": st.column_config.TextColumn(
+        "Key facts", width="medium",
+        help="What a correct answer must contain, separated by ';' (e.g. 'DDS; 0.6–1.0 s'). "
+             "Empty: the question counts for retrieval only."),
 }
 
 
@@ -76,7 +78,8 @@ def _source(folder: Path) -> tuple[str, str, Path | None] | None:
         uploaded = st.file_uploader("Upload a question set", type=["yaml", "yml", "csv"],
                                     key="tuning_upload",
                                     help="Fields: question, expected_sections, in_scope, "
-                                         "category (YAML list or CSV with a header row).")
+                                         "category, key_facts (YAML list or CSV with a header "
+                                         "row).")
     if uploaded is None:
         st.info("Upload a YAML or CSV question set, or pick one of the files.",
                 icon=":material/upload_file:")

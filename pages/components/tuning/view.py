@@ -1,7 +1,7 @@
 """What the tuning page shows, as plain frames and dicts: the objective over the grid, curves,
 score distributions, figures side by side, the margin, the per-question outcomes, the settings
-history, and the logged rows a replay needs. The numbers come from rag.tuning.sweep, rag.tuning.recommend and
-rag.tuning.replay; nothing here scores anything.
+history, and the logged rows a replay needs. The numbers come from rag.tuning.sweep,
+rag.tuning.recommend and rag.tuning.replay; nothing here scores anything.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ REPLAY_LIMIT = 500
 
 
 def objective_args(objective: str, far_percent: float) -> tuple[str, float | None]:
-    """The page's choice as rag.tuning.recommend arguments: a limit only for the constrained objective."""
+    """The page's choice as recommend() arguments: a limit only for the constrained objective."""
     if objective not in OBJECTIVES:
         objective = OBJECTIVES[0]
     return objective, (round(far_percent / 100, 4) if objective == "max_recall_at_far" else None)

@@ -1,0 +1,30 @@
+"""What one request carries between the stages: its question, settings, timings and notices."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from rag.config import Settings
+from rag.errors import BudgetExceeded
+from rag.index.build import BookIndex
+from rag.notices import Notice
+
+
+@dataclasses.dataclass
+class Turn:
+    """What one request carries between stages (local to the request: stages share no state)."""
+
+    question: str
+    settings: Settings
+    started: float
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    notices: list[Notice] = dataclasses.field(default_factory=list)
+    index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def check_total(self, stage: str) -> None:
+        if self.elapsed() > self.settings.budget_total_s:
+            raise BudgetExceeded(stage)

@@ -1,0 +1,147 @@
+"""The chat page through AppTest against the real pipeline (MiniLM, local Qdrant, DuckDB)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from rag.config import PROJECT_ROOT
+from tests.builders import ask, markdown_text, open_app
+
+PASSAGE = (
+    "An absolute encoder reports the actual angle immediately at power-up. Single-turn "
+    "absolute encoders know the angle within one revolution; multi-turn versions also track "
+    "the number of revolutions, either with a gear train or a battery-backed counter. Most "
+    "modern humanoids use absolute encoders on the joint output so that the robot knows its "
+    "configuration the moment it switches on.")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def app(sample_settings, sample_index, monkeypatch):
+    """The chat page on the session's sample index and audit file, first run done."""
+    at = open_app(monkeypatch, sample_settings.index_dir, sample_settings.audit_db)
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_question_gets_an_answer_with_a_citation_link(app):
+    ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
+    text = markdown_text(app)
+    # base_url is empty: the link opens the in-app reader (the citation keeps the template URL)
+    assert ("](book?module=sensing&chapter=proprioceptive-sensing&section=incremental-vs-absolute"
+            in text)
+    assert "](/docs/" not in text
+    assert "**Sources**" in text
+    assert ":blue-badge[:material/menu_book: Searched full book]" in text
+    assert "Confidence 0." in text
+    assert [e.label for e in app.expander if e.label == "Why this answer"]
+    why = next(e for e in app.expander if e.label == "Why this answer")
+    hits = why.dataframe[0].value
+    assert list(hits.columns) == ["#", "section", "dense", "BM25", "blended"]
+    assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
+
+
+def test_selection_mode_answers_from_the_passage_and_highlights_it(app):
+    app.segmented_control(key="chat_mode").set_value("selection").run()
+    app.text_area(key="selection_input").input(PASSAGE).run()
+    assert any("characters · pasted" in c.value for c in app.caption)
+    ask(app, "Why do humanoids use absolute encoders?")
+    text = markdown_text(app)
+    assert "Answered from selected text" in text
+    assert "<mark>" in text  # the sentences the answer used, marked in the quoted passage
+    assert not app.warning
+
+
+def test_a_too_short_selection_falls_back_to_the_full_book_with_a_notice(app):
+    app.segmented_control(key="chat_mode").set_value("selection").run()
+    app.text_area(key="selection_input").input("Encoders measure angles.").run()
+    assert any("needs at least 50" in c.value for c in app.caption)
+    ask(app, "Why do humanoids use absolute encoders?")
+    assert any("shorter than 50 characters" in w.value for w in app.warning)
+    text = markdown_text(app)
+    assert "Searched full book" in text
+    assert "Asked for selected text: selected text under 50 characters" in text
+
+
+def test_a_stale_selection_is_cleared_and_the_user_told(app):
+    app.segmented_control(key="chat_mode").set_value("selection").run()
+    app.text_area(key="selection_input").input(PASSAGE).run()
+    app.session_state["_folio_selection_time"] = datetime.now(UTC) - timedelta(minutes=6)
+    ask(app, "Why do humanoids use absolute encoders?")
+    assert any("more than 5 minutes old" in w.value for w in app.warning)
+    assert app.text_area(key="selection_input").value == ""
+
+
+def test_follow_ups_are_read_in_the_conversation(app):
+    ask(app, "What does an incremental encoder output?")
+    ask(app, "And why is homing needed?")
+    assert "(the question read in its conversation)" in markdown_text(app)
+    assert len(app.chat_message) == 4
+
+
+def test_clear_history_empties_the_conversation(app):
+    ask(app, "What does an incremental encoder output?")
+    clear = next(b for b in app.button if b.label == "Clear history")
+    clear.click().run()
+    assert len(app.chat_message) == 0
+
+
+def test_rate_limit_per_session(app, tmp_path, monkeypatch):
+    settings = (PROJECT_ROOT / "data" / "settings.toml").read_text()
+    custom = tmp_path / "settings.toml"
+    custom.write_text(settings.replace("rate_limit_per_minute = 30", "rate_limit_per_minute = 1"))
+    monkeypatch.setenv("RAG_SETTINGS", str(custom))
+    app.session_state["_folio_history"].session_id = "rate-limit-test"
+    ask(app, "What does an incremental encoder output?")
+    assert not app.warning
+    ask(app, "What does an absolute encoder output?")
+    assert any("the limit for one browser session" in w.value for w in app.warning)
+    assert len(app.chat_message) == 4  # the limited question is shown, unanswered, not saved
+    ask(app, "Anything else?")
+    assert len(app.session_state["_folio_history"].turns) == 1
+
+
+def test_invalid_input_is_a_readable_error_not_a_traceback(app):
+    ask(app, "   ")
+    ask(app, "x" * 5 + "\x00")
+    assert any("NUL" in e.value for e in app.error)
+    assert not app.exception
+
+
+def test_claude_answers_are_streamed_then_cited(sample_settings, sample_index, monkeypatch):
+    from tests.fakes.anthropic_server import AnthropicServer
+
+    reply = "Absolute encoders report the angle at power-up, so no homing is needed [S1].\n" \
+            "Confidence: 0.9"
+    with AnthropicServer(reply) as server:
+        at = open_app(monkeypatch, sample_settings.index_dir, sample_settings.audit_db,
+                      RAG_LLM="anthropic", ANTHROPIC_API_KEY="test-key",
+                      ANTHROPIC_BASE_URL=server.url)
+        assert any("Answers: Claude claude-sonnet-4-6" in c.value for c in at.sidebar.caption)
+        ask(at, "Why do humanoids use absolute encoders rather than incremental ones?")
+        assert server.message_requests[-1].body.get("stream") is True
+    text = markdown_text(at)
+    assert "so no homing is needed [[1]](book?module=sensing&chapter=" in text
+    assert "Confidence 0." in text and "Confidence: 0.9" not in text
+
+
+def test_why_this_answer_opens_the_question_in_the_inspector(app):
+    ask(app, "Why do humanoids use absolute encoders?")
+    next(b for b in app.button if b.label == "Open in the retrieval inspector").click().run()
+    assert not app.exception
+    assert app.text_input(key="inspector_question").value == \
+        "Why do humanoids use absolute encoders?"
+    assert app.dataframe  # the candidate table is already there
+
+
+def test_with_a_published_site_citations_link_to_the_template_url(sample_settings, sample_index,
+                                                                 monkeypatch):
+    at = open_app(monkeypatch, sample_settings.index_dir, sample_settings.audit_db,
+                  RAG_BASE_URL="https://book.example")
+    ask(at, "Why do most humanoids use absolute encoders rather than incremental ones?")
+    text = markdown_text(at)
+    assert ("](https://book.example/docs/sensing/proprioceptive-sensing#incremental-vs-absolute"
+            in text)
+    assert "](book?" not in text

@@ -1,0 +1,218 @@
+"""The app in a real browser: `streamlit run` on a loopback port, driven by Playwright through
+Debian's Chromium. Required in CI (CI=true); skipped with a reason elsewhere without Chromium.
+
+Screenshots of each page are saved under tests/artifacts/ (ignored by git)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import sync_playwright
+
+from rag.config import PROJECT_ROOT
+from tests.builders import free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ANSWER = "[data-testid='stChatMessageContent']"
+FIRST_LOAD_MS = 240_000  # the first page load builds the index of the sample book
+STEP_MS = 60_000
+
+
+def chromium() -> str:
+    path = shutil.which("chromium")
+    if path:
+        return path
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail("Chromium is required in CI (apt-get install chromium, see .ci/run).")
+    pytest.skip("Chromium is not installed here (Debian: apt-get install chromium); the browser "
+                "test runs in CI.")
+
+
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"streamlit did not become healthy at {url} within {timeout_s:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    """`streamlit run app.py` with its own index and audit file; always terminated."""
+    chromium()  # skip (or fail in CI) before starting anything
+    work = tmp_path_factory.mktemp("browser")
+    port = free_port()
+    env = {**os.environ, "RAG_INDEX_DIR": str(work / "index"),
+           "RAG_AUDIT_DB": str(work / "audit.duckdb"), "HF_HUB_OFFLINE": "1"}
+    log = open(work / "streamlit.log", "w")  # noqa: SIM115  (closed in finally)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true",
+         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+        cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        log.close()
+        if process.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
+            print((work / "streamlit.log").read_text()[-4000:])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def eval_question() -> str:
+    data = yaml.safe_load((PROJECT_ROOT / "data" / "eval" / "questions.yaml").read_text())
+    return next(q["question"] for q in data["questions"] if q.get("in_scope"))
+
+
+def shoot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def open_expander(page, label: str, content) -> None:
+    """Open an expander and wait for its content. A click that lands while the app is still
+    rerunning after an answer can be undone by that rerun, so wait for idle and retry."""
+    for _ in range(5):
+        page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden", timeout=STEP_MS)
+        details = page.locator("[data-testid='stExpander'] details").filter(has_text=label).last
+        if details.get_attribute("open") is None:
+            page.get_by_text(label).last.click()
+        try:
+            content.first.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    content.first.wait_for(timeout=STEP_MS)
+
+
+def select_first_row(page, shows) -> None:
+    """Tick the newest row of the visible log table until `shows` appears (the grid is a canvas
+    that takes a moment to accept clicks after it is drawn)."""
+    grid = page.locator("[data-testid='stDataFrame']:visible").first
+    grid.locator("canvas").first.wait_for(timeout=STEP_MS)
+    for _ in range(5):
+        box = grid.bounding_box()
+        page.mouse.click(box["x"] + 15, box["y"] + 52)  # the first row's selection box
+        try:
+            shows.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    shows.wait_for(timeout=STEP_MS)
+
+
+def test_ask_reload_inspect_and_audit(server, browser):
+    question = eval_question()
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server)
+    chat_box = page.locator("[data-testid='stChatInput'] textarea")
+    chat_box.wait_for(timeout=FIRST_LOAD_MS)
+
+    chat_box.fill(question)
+    chat_box.press("Enter")
+    answer = page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last
+    answer.wait_for(timeout=STEP_MS)
+    open_expander(page, "Why this answer",
+                  page.locator("[data-testid='stExpander'] [data-testid='stDataFrame'] canvas"))
+    page.wait_for_timeout(1000)
+    shoot(page, "chat")
+
+    page.reload()  # history comes back from localStorage
+    page.get_by_role("group", name="Chat message from user").filter(
+        has_text=question).wait_for(timeout=STEP_MS)
+    page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last.wait_for(
+        timeout=STEP_MS)
+    page.get_by_text("1 of the last 20 questions are kept in this browser").wait_for(
+        timeout=STEP_MS)
+    shoot(page, "chat_after_reload")
+
+    page.get_by_role("link", name="Retrieval inspector").click()
+    page.get_by_text("Enter a question above").wait_for(timeout=STEP_MS)  # the page has settled
+    search = page.locator("input[aria-label='Question']")
+    search.fill(question)
+    search.press("Enter")
+    page.get_by_text("Top candidate").wait_for(timeout=STEP_MS)
+    page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=STEP_MS)
+    page.wait_for_timeout(1000)
+    shoot(page, "inspector")
+
+    page.get_by_role("link", name="Audit explorer").click()
+    page.get_by_role("tab", name="Questions").wait_for(timeout=STEP_MS)
+    page.locator("[data-testid='stMetric']").first.wait_for(timeout=STEP_MS)
+    page.wait_for_timeout(1000)
+    shoot(page, "audit")
+    page.get_by_role("tab", name="Questions").click()
+    select_first_row(page, page.get_by_role("heading", name=question))
+    page.wait_for_timeout(500)
+    shoot(page, "audit_drilldown")
+    assert not errors, errors
+
+
+BLOCK_STORAGE = """
+Object.defineProperty(window, "localStorage", {
+  get() { throw new DOMException("The operation is insecure.", "SecurityError"); },
+});
+"""
+
+
+def test_without_local_storage_the_chat_works_and_says_so(server, browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        context.add_init_script(BLOCK_STORAGE)
+        page = context.new_page()
+        page.goto(server)
+        chat_box = page.locator("[data-testid='stChatInput'] textarea")
+        chat_box.wait_for(timeout=FIRST_LOAD_MS)
+        page.get_by_text("the conversation will not persist after a reload").wait_for(
+            timeout=STEP_MS)
+        chat_box.fill(eval_question())
+        chat_box.press("Enter")
+        page.locator(ANSWER).filter(has=page.locator("a[href*='book?module=']")).last.wait_for(
+            timeout=STEP_MS)
+        shoot(page, "chat_without_storage")
+    finally:
+        context.close()

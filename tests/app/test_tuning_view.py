@@ -1,0 +1,146 @@
+"""The tuning page's frames on the hand-built sweep of test_sweep, whose figures are worked out by
+hand there; here they only have to be carried through unchanged and labelled."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+
+from pages.components.tuning.view import (
+    CURVES,
+    NEIGHBOURS,
+    current_figures,
+    curves_frame,
+    distribution_frame,
+    figures_frame,
+    history_frame,
+    load_replay_rows,
+    margin_frame,
+    objective_args,
+    objective_matrix,
+    objective_title,
+    outcome_frame,
+    provenance,
+    replay_filters,
+)
+from rag.audit.store import AuditStore
+from rag.tuning.recommend import recommend
+from rag.tuning.replay import replay
+from rag.tuning.sweep import build_arrays, run_sweep
+from rag.types import RetrievalSettings
+from tests.builders import HAND_BOOK, hand_set, make_response
+
+
+@pytest.fixture(scope="module")
+def result():
+    questions, pools = hand_set()
+    return run_sweep(build_arrays(questions, pools, top_k=2, book_sections=HAND_BOOK))
+
+
+def test_objective_choice_maps_to_recommend_arguments():
+    assert objective_args("max_f1", 5) == ("max_f1", None)
+    assert objective_args("max_recall_at_far", 5) == ("max_recall_at_far", 0.05)
+    assert objective_args("no such objective", 5) == ("max_f1", None)
+    assert objective_title("max_recall_at_far", 0.05, 5) == \
+        "Recall@5 where the false-answer rate ≤ 5 %"
+    assert objective_title("max_f1", None, 5).startswith("F1")
+
+
+def test_objective_matrix_hides_points_that_break_the_limit(result):
+    f1 = objective_matrix(result, "max_f1", None)
+    assert f1.shape == (21, 101)
+    assert f1.loc[0.5, 0.48] == pytest.approx(result.at(0.5, 0.48)["f1"])
+    limited = objective_matrix(result, "max_recall_at_far", 0.0)
+    assert result.at(0.5, 0.48)["false_answer_rate"] == 0.5 and math.isnan(limited.loc[0.5, 0.48])
+    assert limited.loc[1.0, 0.55] == pytest.approx(result.at(1.0, 0.55)["recall_at_k"])
+
+
+def test_curves_and_distribution_frames(result):
+    curves = curves_frame(result, 0.5)
+    assert set(curves["metric"]) == set(CURVES.values()) and len(curves) == 4 * 101
+    f1 = curves[curves["metric"] == "F1"].set_index("threshold")["value"]
+    assert f1[0.48] == pytest.approx(result.at(0.5, 0.48)["f1"])
+    dist = distribution_frame(result, 1.0)
+    assert list(dist["scope"]) == ["in scope", "in scope", "out of scope", "out of scope"]
+    assert list(dist["best_blended"]) == pytest.approx([0.9, 0.6, 0.3, 0.9])
+
+
+def test_current_figures_are_exact_off_the_grid(result):
+    figures = current_figures(result.arrays, 0.5, 0.485)
+    assert figures["threshold"] == 0.485
+    assert figures["answer_rate"] == pytest.approx(1.0)  # q2's b#2 at 0.5 still passes
+
+
+def test_figures_and_margin_frames(result):
+    rec = recommend(result, "max_f1", None, current=(0.85, 0.6))
+    current = result.at(1.0, 0.55)
+    frame = figures_frame({"current": current, "recommended": rec.metrics}).set_index("metric")
+    assert frame.loc["F1", "recommended"] == rec.metrics["f1"]
+    assert frame.loc["F1", "change"] == pytest.approx(rec.metrics["f1"] - current["f1"])
+    assert frame.loc["Threshold", "current"] == 0.55
+    margin = margin_frame(rec)
+    assert len(margin) == 4
+    for key, row in zip(NEIGHBOURS, margin.to_dict("records"), strict=True):
+        point = rec.margin[key]
+        if point is None:
+            assert row["neighbour"].endswith("(off the grid)")
+        else:
+            assert f"({point['w_dense']:.2f} · {point['threshold']:.2f})" in row["neighbour"]
+            assert row["drop"] == pytest.approx(rec.value - point["value"], abs=1e-4)
+
+
+def test_outcomes_say_what_happened_to_each_question(result):
+    table = outcome_frame(result, 1.0, 0.55)
+    assert list(table["outcome"]) == ["answered", "answered", "refused (below threshold)",
+                                      "refused (capability guardrail)"]
+    assert list(table["scope"]) == ["in scope", "in scope", "out of scope", "out of scope"]
+    assert list(table["correct"]) == [True, False, True, True]
+
+
+def test_history_is_newest_first():
+    data = {"history": [{"date": "2025-01-01", "w_dense": 0.8, "threshold": 0.3},
+                        {"date": "2025-02-01", "w_dense": 0.9, "threshold": 0.35,
+                         "previous_w_dense": 0.8}]}
+    frame = history_frame(data)
+    assert list(frame["date"]) == ["2025-02-01", "2025-01-01"]
+    assert frame.iloc[0]["previous_w_dense"] == 0.8
+    assert history_frame({}).empty
+
+
+def test_provenance_says_when_the_point_was_moved_by_hand(result):
+    rec = recommend(result, "max_f1", None)
+    figures = result.at(rec.w_dense, rec.threshold)
+    same = provenance("data/eval/q.yaml", rec, (rec.w_dense, rec.threshold), figures, "data/book",
+                      today=dt.date(2025, 3, 1))
+    assert same == {"question_set": "data/eval/q.yaml", "objective": "max_f1", "max_far": None,
+                    "book": "data/book", "date": "2025-03-01", "f1": figures["f1"],
+                    "recall_at_k": figures["recall_at_k"],
+                    "false_answer_rate": figures["false_answer_rate"]}
+    moved = provenance("q.yaml", rec, (rec.w_dense, 0.99), figures, "book")
+    assert moved["objective"] == "max_f1, point chosen by hand"
+
+
+def test_replay_rows_come_from_the_audit_store_with_their_pools(tmp_path):
+    old = dt.datetime(2025, 3, 1, 12, tzinfo=dt.UTC)
+    with AuditStore(tmp_path / "audit.duckdb") as store:
+        store.record(make_response("An old question?", timestamp=old, seed=1))
+        store.record(make_response("A recent question?", seed=2))
+        store.flush()
+        today = dt.datetime.now(dt.UTC).date()
+        rows = load_replay_rows(store, replay_filters((today - dt.timedelta(days=1), today)))
+        assert [r["user_query_text"] for r in rows] == ["A recent question?"]
+        assert rows[0]["candidate_pool"]["candidates"] and "threshold" in rows[0]["settings"]
+        everything = load_replay_rows(store, replay_filters(()), limit=1)
+        assert len(everything) == 1
+    result = replay(rows, RetrievalSettings(0.5, 1.0))
+    assert list(result.rows["new_answered"]) == [False] and not result.skipped
+
+
+def test_replay_filters_cover_whole_utc_days():
+    f = replay_filters((dt.date(2025, 3, 1), dt.date(2025, 3, 2)))
+    assert f.start == dt.datetime(2025, 3, 1, tzinfo=dt.UTC)
+    assert f.end == dt.datetime(2025, 3, 3, tzinfo=dt.UTC)
+    single = replay_filters((dt.date(2025, 3, 1),))
+    assert single.end - single.start == dt.timedelta(days=1)

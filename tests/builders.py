@@ -1,0 +1,224 @@
+"""Builders the tests share: hand-made responses, pools and question sets, the AppTest driver,
+loopback ports and a DuckDB file held by another process. Not a test module.
+
+`python -m tests.builders DB COUNT` records COUNT answers into DB, printing each log id as soon as
+record() returns (the SIGKILL test kills it mid-run)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from rag.config import PROJECT_ROOT
+from rag.retrieval.hybrid import CandidatePool, rank_candidates
+from rag.tuning.questions import Question
+from rag.types import Chunk, Citation, Confidence, Draft, Response, RetrievalSettings, Verdict
+
+SAMPLE_BOOK = PROJECT_ROOT / "data" / "book"
+SAMPLE_QUESTIONS = PROJECT_ROOT / "data" / "eval" / "questions.yaml"
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+HAND_BOOK = ["a#1", "a#2", "a#3", "b#1", "b#2"]  # the sections of hand_set's pools
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or a skip when that data is not on this machine."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    return path
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (yet)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def held_duckdb(path: Path) -> Iterator[subprocess.Popen]:
+    """`path` opened read-write by another process for the duration, as another Folio would;
+    kill() the yielded process to let go early."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+         "print('ready', flush=True); time.sleep(120)", str(path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+
+
+# -- responses built straight from rag.types (no pipeline) ---------------------------------------
+
+SETTINGS = {"w_dense": 0.85, "w_bm25": 0.15, "threshold": 0.6, "top_k": 5, "candidate_pool": 50,
+            "embedder": "local", "llm": "extractive", "llm_model": "", "guardrail_mode": "hybrid",
+            "book": "sample", "book_hash": "abc123"}
+
+
+def make_chunk(i: int, chapter: str = "ch1", section: str | None = None) -> Chunk:
+    return Chunk(chunk_id=f"c{i}", text=f"chunk text {i}", module_id="m1", chapter_id=chapter,
+                 section_id=section or f"s{i}", section_title=f"Section {i}",
+                 chapter_title="Chapter", heading_path=("Chapter", f"Section {i}"), stable=True,
+                 page=i, ordinal=0, token_count=10)
+
+
+def make_retrieval(question: str, n_candidates: int = 8, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    chunks = tuple(make_chunk(i) for i in range(n_candidates))
+    pool = CandidatePool(query=question, chunks=chunks,
+                         dense=rng.uniform(0.3, 0.95, n_candidates).astype(np.float32),
+                         bm25_raw=rng.uniform(0, 8, n_candidates).astype(np.float32),
+                         bm25_max=8.0)
+    return rank_candidates(pool, RetrievalSettings())
+
+
+def make_citation(hit, marker: str = "S1") -> Citation:
+    c = hit.chunk
+    return Citation(marker=marker, text=f"[Source: {c.section_title}]", url="", chunk_id=c.chunk_id,
+                    module_id=c.module_id, chapter_id=c.chapter_id, section_id=c.section_id,
+                    section_title=c.section_title, page=c.page, excerpt=c.text,
+                    confidence=hit.blended, stable=True)
+
+
+def make_response(question: str = "What is a blended score?", *, status: str = "success",
+                  answer: str = "It mixes dense and BM25 scores [S1].", score: float = 0.82,
+                  timestamp: datetime | str | None = None, mode: str = "full-book",
+                  reason_codes: tuple[str, ...] = (), provider: str = "extractive",
+                  prompt: str = "Answer from the excerpts.", raw: str = "raw model text",
+                  latency: tuple[float, float, float] = (40.0, 60.0, 100.0),
+                  n_candidates: int = 8, seed: int = 0, cite: int = 1) -> Response:
+    retrieval = make_retrieval(question, n_candidates, seed)
+    level = "high" if score > 0.85 else "medium" if score >= 0.7 else "low"
+    stamp = timestamp.isoformat() if isinstance(timestamp, datetime) else timestamp
+    meta = {"query_id": f"q-{seed}", "timestamp": stamp or datetime.now(UTC).isoformat(),
+            "question": question, "mode": mode, "mode_used": mode, "fallback_reason": None,
+            "retrieval_query": question, "chunks_retrieved": len(retrieval.hits),
+            "chunks_used": cite, "retrieval_latency_ms": latency[0],
+            "synthesis_latency_ms": latency[1], "total_latency_ms": latency[2],
+            "latency_ms": {"retrieval": latency[0], "synthesis": latency[1], "total": latency[2]},
+            "llm_provider": provider, "llm_model": f"{provider}-model", "notices": ["a notice"]}
+    verdicts = tuple(Verdict("confidence", code, "override", f"because {code}")
+                     for code in reason_codes)
+    return Response(
+        answer=answer, citations=tuple(make_citation(h, f"S{i + 1}")
+                                       for i, h in enumerate(retrieval.hits[:cite])),
+        metadata=meta, validation={"guardrail_actions": list(reason_codes)},
+        confidence=Confidence(retrieval=retrieval.best_score, generation=0.8, score=score,
+                              level=level),
+        status=status, retrieval=retrieval,
+        draft=Draft(text=answer, markers=("S1",), generation_confidence=None, provider=provider,
+                    model=f"{provider}-model", prompt=prompt, raw_response=raw),
+        verdicts=verdicts, settings=dict(SETTINGS))
+
+
+def make_error_response(message: str = "The question is empty; type a question.",
+                        timestamp: str | None = None) -> Response:
+    """What input validation returns: no retrieval, no draft, hardly any metadata."""
+    meta = {"question": "", **({"timestamp": timestamp} if timestamp else {})}
+    return Response(answer="", citations=(), metadata=meta, validation={},
+                    confidence=Confidence(0.0, 0.0, 0.0, "low"), status="error",
+                    error_message=message, error_stage="validate")
+
+
+def record_forever(db: Path, count: int) -> None:
+    """Record and print each returned log_id at once; the test SIGKILLs us mid-run."""
+    from rag.audit.store import AuditStore
+
+    store = AuditStore(db, flush_interval=0.02, batch_size=7)
+    for i in range(count):
+        log_id = store.record(make_response(f"question {i}", seed=i))
+        print(log_id, flush=True)
+    store.close()
+
+
+# -- hand-built candidate pools for the sweep ----------------------------------------------------
+
+def section_chunk(ref: str, n: int = 0) -> Chunk:
+    chapter, _, section = ref.partition("#")
+    return Chunk(chunk_id=f"{ref}/{n}", text="", module_id="m", chapter_id=chapter,
+                 section_id=section, section_title=section, chapter_title=chapter,
+                 heading_path=(), stable=True, page=None, ordinal=n, token_count=0)
+
+
+def hand_pool(query: str, rows: list[tuple[str, float, float]], bm25_max: float) -> CandidatePool:
+    """rows: (section ref, dense, raw BM25); a repeated ref is a second chunk of that section."""
+    return CandidatePool(query, tuple(section_chunk(r, i) for i, (r, _, _) in enumerate(rows)),
+                         np.array([d for _, d, _ in rows], dtype=np.float32),
+                         np.array([b for _, _, b in rows], dtype=np.float32), bm25_max)
+
+
+def hand_set() -> tuple[list[Question], list[CandidatePool]]:
+    questions = [Question("How is a#2 explained?", ("a#2",), True),
+                 Question("What does chapter b say?", ("b",), True),
+                 Question("What is a recipe for bread?", (), False),
+                 Question("Write a Python function that computes the ZMP.", (), False)]
+    pools = [hand_pool(questions[0].question, [("a#1", .9, 0), ("a#2", .8, 2), ("a#2", .5, 4),
+                                          ("b#1", .7, 1)], 4.0),
+             hand_pool(questions[1].question, [("a#3", .6, 0), ("b#2", .5, 3), ("b#1", .4, 0)],
+                       6.0),
+             hand_pool(questions[2].question, [("a#1", .3, 1)], 1.0),
+             hand_pool(questions[3].question, [("a#1", .9, 0)], 0.0)]
+    return questions, pools
+
+
+# -- AppTest ------------------------------------------------------------------------------------
+
+APP = str(PROJECT_ROOT / "app.py")
+TIMEOUT = 90
+
+
+def keep_navigation_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AppTest re-detects the legacy pages/ folder before every run, which would run page files
+    without app.py on reruns. A real server decides once per process and st.navigation (plus
+    pages.components.shared.ensure_router) switches that mode off, so do the same here."""
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+def open_app(monkeypatch: pytest.MonkeyPatch, index_dir, audit_db, page: str = "",
+             **env: str) -> AppTest:
+    """app.py run once (optionally switched to `page`), with RAG_* pointing at temp dirs."""
+    keep_navigation_mode(monkeypatch)
+    monkeypatch.setenv("RAG_INDEX_DIR", str(index_dir))
+    monkeypatch.setenv("RAG_AUDIT_DB", str(audit_db))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def markdown_text(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    """Ask in the chat (switching to it first if needed) and fail on any uncaught exception."""
+    at.chat_input[0].set_value(question).run()
+    assert not at.exception, at.exception
+    return at
+
+
+if __name__ == "__main__":
+    record_forever(Path(sys.argv[1]), int(sys.argv[2]))

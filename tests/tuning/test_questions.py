@@ -1,0 +1,162 @@
+"""Question sets, expected-section matching and the per-list metrics, plus `eval questions`."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tomllib
+
+import pytest
+
+from rag.__main__ import main
+from rag.errors import InputError
+from rag.tuning.metrics import count_relevant, entry_matches, match_mask, score_ranking
+from rag.tuning.questions import (
+    load_questions,
+    parse_csv_questions,
+    parse_yaml_questions,
+    unknown_entries,
+)
+from tests.builders import SAMPLE_BOOK, SAMPLE_QUESTIONS
+
+GOOD_YAML = """\
+questions:
+  - question: "How does a complementary filter work?"
+    expected_sections: ["sensor-fusion#complementary-filter"]
+    in_scope: true
+    category: factual
+  - question: "What is a good sourdough recipe?"
+    expected_sections: []
+    in_scope: false
+    category: off_topic
+"""
+
+
+def test_sample_question_set_loads():
+    questions = load_questions(SAMPLE_QUESTIONS)
+    assert len(questions) >= 100
+    assert sum(q.in_scope for q in questions) >= 80
+    assert all(q.expected_sections for q in questions if q.in_scope)
+    assert questions[0].line == 3  # the first item's `question:` line in the file
+
+
+def test_yaml_and_csv_give_the_same_questions():
+    csv_text = ("question,expected_sections,in_scope,category\n"
+                "How does a complementary filter work?,sensor-fusion#complementary-filter,true,"
+                "factual\n"
+                "What is a good sourdough recipe?,,false,off_topic\n")
+    from_yaml = parse_yaml_questions(GOOD_YAML)
+    from_csv = parse_csv_questions(csv_text)
+    strip = [(q.question, q.expected_sections, q.in_scope, q.category) for q in from_yaml]
+    assert strip == [(q.question, q.expected_sections, q.in_scope, q.category) for q in from_csv]
+    assert [q.line for q in from_yaml] == [2, 6]
+    assert [q.line for q in from_csv] == [2, 3]
+
+
+def test_csv_expected_sections_split_on_separators():
+    text = 'question,expected_sections\n"Q one?","a#x; b | c#y"\n'
+    assert parse_csv_questions(text)[0].expected_sections == ("a#x", "b", "c#y")
+    assert parse_csv_questions(text)[0].in_scope is True  # defaults to having expectations
+
+
+@pytest.mark.parametrize("body, line, words", [
+    ('  - question: ""\n    in_scope: false\n', 4, "non-empty"),
+    ('  - question: "Q?"\n    expected_section: ["a#b"]\n', 4, "unknown field"),
+    ('  - question: "Q?"\n    expected_sections: ["a b"]\n', 4, "is not `chapter_id"),
+    ('  - question: "Q?"\n    expected_sections: ["a#b"]\n    in_scope: maybe\n', 4,
+     "true or false"),
+    ('  - question: "Q?"\n    in_scope: true\n', 4, "needs `expected_sections`"),
+    ('  - question: "Q?"\n    expected_sections: ["a#b"]\n    in_scope: false\n', 4,
+     "out-of-scope"),
+    ('  - question: "How does a complementary filter work?"\n    expected_sections: [x]\n', 4,
+     "repeats the question on line 2"),
+    ('  - question: "Q?"\n    expected_sections: [a#b\n', 5, "not valid YAML"),
+])
+def test_yaml_errors_name_the_line(body, line, words):
+    text = "questions:\n  - question: \"How does a complementary filter work?\"\n" \
+           "    expected_sections: [\"a#b\"]\n" + body
+    with pytest.raises(InputError) as info:
+        parse_yaml_questions(text, "set.yaml")
+    message = str(info.value)
+    assert f"set.yaml, line {line}" in message and words in message
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("question,expected_sections,in_scope\nQ1?,a#b,true\nQ2?,a#c,perhaps\n", 3, "true or false"),
+    ("question,expected_sections,in_scope\nQ1?,a#b,true\nQ2?,,true\n", 3, "needs"),
+    ("question,expected_sections\nQ1?,a#b,extra\n", 2, "more values"),
+    ("prompt,expected\nQ1?,a#b\n", 1, "header"),
+    ("question,expected_sections,flavour\nQ1?,a#b,salty\n", 2, "unknown field"),
+])
+def test_csv_errors_name_the_line(text, line, words):
+    with pytest.raises(InputError) as info:
+        parse_csv_questions(text, "set.csv")
+    assert f"set.csv, line {line}" in str(info.value) and words in str(info.value)
+
+
+def test_load_questions_rejects_missing_and_unknown_files(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        load_questions(tmp_path / "nope.yaml")
+    other = tmp_path / "set.txt"
+    other.write_text("question\n")
+    with pytest.raises(InputError, match=".yaml, .yml or .csv"):
+        load_questions(other)
+
+
+def test_expected_section_matching():
+    assert entry_matches("pid-control#tuning", "pid-control", "tuning")
+    assert not entry_matches("pid-control#tuning", "pid-control", "windup")
+    assert entry_matches("pid-control", "pid-control", "windup")  # bare chapter: any section
+    assert entry_matches("pid-control", "pid-control", "")
+    assert not entry_matches("pid", "pid-control", "tuning")  # no prefix matching
+    assert entry_matches("pid-control#", "pid-control", "")  # the chapter's preamble only
+    assert not entry_matches("pid-control#", "pid-control", "tuning")
+    assert match_mask(("a#x", "b", "a"), "a#x") == 0b101
+    assert match_mask(("a#x", "b", "a"), "b#y") == 0b010
+    assert count_relevant(("a",), ["a#x", "a#y", "b#x", "a#x"]) == 2
+
+
+def test_score_ranking_hand_computed():
+    expected = ("a#2", "b")  # two entries; b has two sections in the book
+    refs = ["c#1", "a#2", "b#1", "b#2"]
+    scored = score_ranking(refs, expected, k=3, n_relevant=3)
+    idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert scored == pytest.approx({"hit": 1.0, "recall": 1.0, "rr": 0.5,
+                                    "ndcg": (1 / math.log2(3) + 1 / math.log2(4)) / idcg})
+    assert score_ranking(refs, expected, k=1) == {"hit": 0.0, "recall": 0.0, "rr": 0.0,
+                                                  "ndcg": 0.0}
+    assert score_ranking(["a#2"], expected, k=5)["recall"] == 0.5
+
+
+def test_unknown_entries_are_reported():
+    questions = parse_yaml_questions(GOOD_YAML.replace("complementary-filter", "no-such"))
+    assert unknown_entries(questions, ["sensor-fusion#complementary-filter"]) == [
+        "line 2: 'sensor-fusion#no-such' matches no section of this book"]
+
+
+def test_cli_eval_questions_json_and_apply(sample_index, sample_index_dir, tmp_path, monkeypatch,
+                                           capsys):
+    settings_file = tmp_path / "settings.toml"
+    shutil.copy(SAMPLE_BOOK.parent / "settings.toml", settings_file)
+    monkeypatch.setenv("RAG_SETTINGS", str(settings_file))
+    code = main(["eval", "questions", str(SAMPLE_QUESTIONS), "--book", str(SAMPLE_BOOK),
+                 "--index", str(sample_index_dir), "--json", "--apply"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_in_scope"] + report["n_out_of_scope"] == len(load_questions(SAMPLE_QUESTIONS))
+    for key in ("current", "recommended"):
+        assert {"w_dense", "threshold", "hit_at_k", "recall_at_k", "mrr", "ndcg_at_k",
+                "answer_rate", "false_answer_rate", "f1"} <= set(report[key])
+    rec = report["recommended"]
+    assert rec["f1"] >= report["current"]["f1"] - 1e-9  # the recommendation is never worse
+    assert rec["hit_at_k"] > 0.8 and rec["false_answer_rate"] <= 0.2
+    assert {"w-0.05", "w+0.05", "t-0.05", "t+0.05", "worst_drop"} <= set(report["margin"])
+    assert [row["level"] for row in report["calibration"]] == ["high", "medium", "low"]
+    assert report["warnings"] == []
+    written = tomllib.loads(settings_file.read_text())
+    assert written["retrieval"]["w_dense"] == rec["w_dense"]
+    assert written["embedders"]["local"]["threshold"] == rec["threshold"]
+    assert "questions.yaml" in written["embedders"]["local"]["source"]
+    assert written["history"][-1]["question_set"] == "data/eval/questions.yaml"
+    assert written["book"]["title"]  # everything else kept
