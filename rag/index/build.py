@@ -18,7 +18,7 @@ from rag.errors import BookIndexError
 from rag.index.lexical import LexicalIndex, lexical_signature
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
-from rag.types import Chunk
+from rag.types import Chunk, Section
 
 MANIFEST = "manifest.json"
 Progress = Callable[[str, float], None]
@@ -80,7 +80,12 @@ def read_manifest(directory: Path) -> dict | None:
 
 def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
     """Whether the index matches the book, chunker and embedder; cheap, nothing is embedded."""
-    manifest = read_manifest(collection_dir(index_dir, collection_name(book.book_id, embedder)))
+    return content_status(book.book_id, book.content_hash, index_dir, embedder)
+
+
+def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: Embedder) -> dict:
+    """index_status for any content indexed under `book_id` (a book, a BEIR corpus)."""
+    manifest = read_manifest(collection_dir(index_dir, collection_name(book_id, embedder)))
     if manifest is None:
         return {"exists": False, "fresh": False, "reason": "no index has been built yet"}
     expected = ChunkerSettings(embedder.max_tokens).describe()
@@ -88,7 +93,7 @@ def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
         (manifest.get("embedder", {}).get("model_id") != embedder.model_id, "embedder changed"),
         (manifest.get("chunker") != expected, "chunker settings changed"),
         (manifest.get("lexical") != lexical_signature(), "BM25 tokenizer changed"),
-        (manifest.get("book_hash") != book.content_hash, "the book changed since it was indexed"),
+        (manifest.get("book_hash") != content_hash, "the book changed since it was indexed"),
     ]
     stale = [text for bad, text in reasons if bad]
     return {"exists": True, "fresh": not stale, "reason": "; ".join(stale) or "up to date",
@@ -105,16 +110,42 @@ def _chunk_from(data: dict) -> Chunk:
     return Chunk(**{**data, "heading_path": tuple(data["heading_path"])})
 
 
+@dataclass(frozen=True)
+class SyncResult:
+    chunks: int
+    embedded: int
+    removed: int
+    rebuilt: bool
+
+
 def sync_index(book_dir: Path, index_dir: Path, embedder: Embedder, store: VectorStore,
                rebuild: bool = False, progress: Progress | None = None) -> IngestSummary:
     """Bring the index in line with the book, embedding only new or changed chunks."""
     started = time.perf_counter()
-    report = progress or (lambda message, fraction: None)
-    report("Reading the book", 0.0)
+    (progress or (lambda message, fraction: None))("Reading the book", 0.0)
     book = parse_book(book_dir)
+    result = sync_sections(book.sections, book.book_id, book.content_hash, index_dir, embedder,
+                           store, {"book_root": str(book.root), "chapters": book.chapters,
+                                   "report": dataclasses.asdict(book.report)},
+                           rebuild, progress)
+    r = book.report
+    return IngestSummary(
+        book=str(book.root), files=r.files, sections=r.sections, chunks=result.chunks,
+        embedded=result.embedded, reused=result.chunks - result.embedded,
+        removed=result.removed, unstable_ids=r.unstable_ids, unstable_files=r.unstable_files,
+        skipped_files=r.skipped_files, duplicates=r.duplicates,
+        seconds=round(time.perf_counter() - started, 3), rebuilt=result.rebuilt)
+
+
+def sync_sections(sections: list[Section], book_id: str, content_hash: str, index_dir: Path,
+                  embedder: Embedder, store: VectorStore, extra: dict | None = None,
+                  rebuild: bool = False, progress: Progress | None = None) -> SyncResult:
+    """Index any sections (a book's, a BEIR corpus's) under `book_id`: chunk them, embed the
+    chunks whose text changed, rebuild BM25, and write the manifest last."""
+    report = progress or (lambda message, fraction: None)
     settings = ChunkerSettings(embedder.max_tokens)
-    chunks = chunk_book(book.sections, book.book_id, settings, embedder.count_tokens_batch)
-    name = collection_name(book.book_id, embedder)
+    chunks = chunk_book(sections, book_id, settings, embedder.count_tokens_batch)
+    name = collection_name(book_id, embedder)
     directory = collection_dir(index_dir, name)
     manifest = read_manifest(directory) or {}
     previous: dict[str, str] = manifest.get("hashes", {})
@@ -138,32 +169,22 @@ def sync_index(book_dir: Path, index_dir: Path, embedder: Embedder, store: Vecto
     store.upsert(name, [c.chunk_id for c in todo], vectors, [_payload(c) for c in todo])
     store.delete(name, removed)
     report("Building the BM25 index", 0.92)
-    _write_files(directory, chunks, book, settings, embedder, hashes)
+    _write_files(directory, chunks, {
+        "book_id": book_id, "book_hash": content_hash, "chunker": settings.describe(),
+        "embedder": {"name": embedder.name, "model_id": embedder.model_id, "dim": embedder.dim},
+        "hashes": hashes, **(extra or {})})
     report("Done", 1.0)
-    r = book.report
-    return IngestSummary(
-        book=str(book.root), files=r.files, sections=r.sections, chunks=len(chunks),
-        embedded=len(todo), reused=len(chunks) - len(todo), removed=len(removed),
-        unstable_ids=r.unstable_ids, unstable_files=r.unstable_files,
-        skipped_files=r.skipped_files, duplicates=r.duplicates,
-        seconds=round(time.perf_counter() - started, 3), rebuilt=rebuild or not compatible)
+    return SyncResult(len(chunks), len(todo), len(removed), rebuild or not compatible)
 
 
-def _write_files(directory: Path, chunks: list[Chunk], book: Book, settings: ChunkerSettings,
-                 embedder: Embedder, hashes: dict[str, str]) -> None:
+def _write_files(directory: Path, chunks: list[Chunk], manifest: dict) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     LexicalIndex.build([embed_text_for(c.heading_path, c.text) for c in chunks]) \
         .save(directory / "bm25")
     with open(directory / "chunks.jsonl", "w", encoding="utf-8") as out:
         out.writelines(json.dumps(_payload(c), ensure_ascii=False) + "\n" for c in chunks)
-    manifest = {
-        "book_id": book.book_id, "book_root": str(book.root), "book_hash": book.content_hash,
-        "chunker": settings.describe(), "lexical": lexical_signature(),
-        "embedder": {"name": embedder.name, "model_id": embedder.model_id, "dim": embedder.dim},
-        "chunks": len(chunks), "hashes": hashes, "chapters": book.chapters,
-        "report": dataclasses.asdict(book.report),
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    manifest = {**manifest, "lexical": lexical_signature(), "chunks": len(chunks),
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     # Written last and atomically: a manifest means the files beside it are complete.
     tmp = directory / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1, default=str))  # YAML dates and the like

@@ -16,21 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.book.chunk import ChunkerSettings, chunk_book, embed_text_for
 from rag.errors import InputError
-from rag.index.build import MANIFEST, BookIndex, open_index, read_manifest
-from rag.index.lexical import K1, B, LexicalIndex, tokenize
+from rag.index.build import BookIndex, content_status, open_index, sync_sections
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
 from rag.retrieval.hybrid import collect_candidates
 from rag.tuning.metrics import ideal_dcg, ndcg_by_rank
-from rag.types import Chunk, Section
+from rag.types import Section
 
 WEIGHTS = np.round(np.arange(21) * 0.05, 2)
 NDCG_AT, RECALL_AT = 10, 100
-BEIR_INDEX_VERSION = "1"
-LEXICAL_PROBE = ("The runners' 3-D printed TNF-alpha receptors weren't running; IL-6 and "
-                 "p53 levels in COVID-19 patients were 2.5-fold higher (p<0.05).")
 Progress = Callable[[str, float], None]
 
 
@@ -104,50 +99,14 @@ def corpus_sections(data: BeirData) -> list[Section]:
             for doc_id, (title, text) in data.corpus.items()]
 
 
-def _lexical_fingerprint() -> dict:
-    """Changes when the tokenizer or BM25 parameters do, so only the lexical side is rebuilt."""
-    return {"k1": K1, "b": B, "probe": tokenize(LEXICAL_PROBE)}
-
-
 def open_beir_index(data: BeirData, index_dir: Path, embedder: Embedder, store: VectorStore,
                     progress: Progress | None = None) -> BookIndex:
-    """The corpus index under index_dir, built on first use; vectors are reused while the corpus,
-    chunker and embedder are unchanged, the BM25 side while the tokenizer is."""
-    report = progress or (lambda message, fraction: None)
+    """The corpus indexed like a book (the same chunker, embedder, BM25 and manifest), built on
+    first use and re-embedded only where the corpus, chunker or embedder changed."""
     book_id = f"beir-{data.name}"
-    name = f"{book_id}__{embedder.name}"
-    directory = Path(index_dir) / name
-    chunker = ChunkerSettings(embedder.max_tokens)
-    dense_print = {"corpus_hash": data.corpus_hash, "chunker": chunker.describe(),
-                   "embedder": embedder.model_id, "version": BEIR_INDEX_VERSION}
-    manifest = read_manifest(directory) or {}
-    dense_ok = manifest.get("dense") == dense_print and store.count(name) == manifest.get("chunks")
-    if dense_ok and manifest.get("lexical") == _lexical_fingerprint():
-        return open_index(book_id, index_dir, embedder, store)
-    report(f"Chunking {len(data.corpus)} documents", 0.0)
-    chunks = chunk_book(corpus_sections(data), book_id, chunker, embedder.count_tokens_batch)
-    texts = [embed_text_for(c.heading_path, c.text) for c in chunks]
-    if not dense_ok:
-        store.drop(name)
-        store.create(name, embedder.dim)
-        vectors = embedder.embed_documents(
-            texts, progress=lambda done, total: report(f"Embedded {done}/{total} chunks",
-                                                       0.02 + 0.9 * done / max(total, 1)))
-        store.upsert(name, [c.chunk_id for c in chunks], vectors, [{} for _ in chunks])
-    report("Building the BM25 index", 0.95)
-    directory.mkdir(parents=True, exist_ok=True)
-    LexicalIndex.build(texts).save(directory / "bm25")
-    # Texts are not kept: retrieval needs ids and scores only, and the corpus stays where it is.
-    with open(directory / "chunks.jsonl", "w", encoding="utf-8") as out:
-        for c in chunks:
-            row = {f: getattr(c, f) for f in Chunk.__dataclass_fields__}
-            out.write(json.dumps({**row, "text": "", "heading_path": []}) + "\n")
-    tmp = directory / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps({"dense": dense_print, "lexical": _lexical_fingerprint(),
-                               "chunks": len(chunks),
-                               "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}))
-    tmp.replace(directory / MANIFEST)
-    report("Done", 1.0)
+    if not content_status(book_id, data.corpus_hash, index_dir, embedder)["fresh"]:
+        sync_sections(corpus_sections(data), book_id, data.corpus_hash, index_dir, embedder,
+                      store, {"book_root": data.name}, progress=progress)
     return open_index(book_id, index_dir, embedder, store)
 
 

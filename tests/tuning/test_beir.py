@@ -12,6 +12,7 @@ import pytest
 
 from rag.__main__ import main
 from rag.errors import BookIndexError, InputError
+from rag.index.build import content_status
 from rag.index.vectors import open_store
 from rag.providers.base import Embedder
 from rag.tuning.beir import (
@@ -141,6 +142,10 @@ def test_benchmark_on_a_tiny_corpus(tmp_path, embedder):
     index = open_beir_index(data, index_dir, counting, store)
     chunks_of_d5 = sum(c.chapter_id == "d5" for c in index.chunks)
     assert chunks_of_d5 > 1 and counting.embedded == len(index.chunks)
+    # indexed through the book code path: a fresh manifest keyed by the corpus hash, texts kept
+    status = content_status(f"beir-{data.name}", data.corpus_hash, index_dir, counting)
+    assert status["fresh"] and status["chunks"] == len(index.chunks)
+    assert all(c.text for c in index.chunks)
     again = open_beir_index(data, index_dir, counting, store)  # cached: nothing re-embedded
     assert counting.embedded == len(index.chunks) and len(again.chunks) == len(index.chunks)
     result = run_benchmark(data, again, dense_weight=0.7)
