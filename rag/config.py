@@ -23,6 +23,8 @@ class EmbedderDefaults:
     threshold: float
     gate_answer: float = 0.80
     gate_caveat: float = 0.60
+    level_high: float = 0.85  # confidence levels, calibrated per embedder (scales differ)
+    level_medium: float = 0.70
     source: str = ""
 
 
@@ -42,6 +44,8 @@ class Settings:
     threshold: float = 0.60
     gate_answer: float = 0.80
     gate_caveat: float = 0.60
+    level_high: float = 0.85
+    level_medium: float = 0.70
     threshold_source: str = "original design default"
     top_k: int = 5
     candidate_pool: int = 50
@@ -175,7 +179,8 @@ def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Se
     spec = settings.embedder_defaults.get(settings.embedder)
     if spec is None:
         return validate_settings(settings)
-    changes: dict[str, Any] = {"gate_answer": spec.gate_answer, "gate_caveat": spec.gate_caveat}
+    changes: dict[str, Any] = {"gate_answer": spec.gate_answer, "gate_caveat": spec.gate_caveat,
+                               "level_high": spec.level_high, "level_medium": spec.level_medium}
     if not explicit_threshold:
         changes.update(threshold=spec.threshold,
                        threshold_source=spec.source or f"[embedders.{settings.embedder}] in "

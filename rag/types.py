@@ -132,6 +132,8 @@ class Draft:
     raw_response: str = ""
     quotes: tuple[str, ...] = ()  # book sentences the answer used verbatim (extractive answers)
     claims: tuple = ()  # rag.answer.claims.ClaimCheck per claim of a cited (Claude) answer
+    sources: tuple[Hit, ...] = ()  # what markers S1, S2, ... name; empty: the retrieval's hits
+    supports: tuple[float, ...] = ()  # per quote: how well it alone supports the question
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,11 @@ def pick_excerpt(chunk_text: str, near: str = "") -> str:
     words = chunk_text.split()
     start = 0
     if near:
-        probe = near.split()[:6]
-        for i in range(len(words) - len(probe) + 1):
-            if words[i:i + len(probe)] == probe:
+        # compared without Markdown marks: quotes are cleaned, chunk texts are not
+        plain = [_unmarked(w) for w in words]
+        probe = [_unmarked(w) for w in near.split()[:6]]
+        for i in range(len(plain) - len(probe) + 1):
+            if plain[i:i + len(probe)] == probe:
                 start = i
                 break
     start = max(0, min(start, len(words) - EXCERPT_MIN_WORDS))
@@ -48,6 +50,24 @@ def pick_excerpt(chunk_text: str, near: str = "") -> str:
     text = re.sub(r"\*\*|__|`", "", " ".join(picked)).replace('"', "'")
     ellipsis = "…" if start + EXCERPT_MAX_WORDS < len(words) else ""
     return ("…" if start else "") + text + ellipsis
+
+
+def _unmarked(word: str) -> str:
+    return re.sub(r"\*\*|__|`|\[|\]\([^)]*\)", "", word)
+
+
+def _contains(text: str, quote: str) -> bool:
+    probe = " ".join(_unmarked(w) for w in quote.split()[:6])
+    return probe in " ".join(_unmarked(w) for w in text.split())
+
+
+def quotes_by_marker(text: str) -> dict[int, list[str]]:
+    """Which quoted units each marker closes: "A. [S1] B. [S2]" -> {1: ["A."], 2: ["B."]}."""
+    out: dict[int, list[str]] = {}
+    for body, n in re.findall(r"(.*?)\s*\[S(\d+)\]", text):
+        if body.strip():
+            out.setdefault(int(n), []).append(body.strip())
+    return out
 
 
 def display_text(chunk: Chunk, excerpt: str) -> str:
@@ -76,12 +96,16 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
 
     text = re.sub(r"\s+([.,;])", r"\1", MARKER_RE.sub(keep, draft_text)).strip()
     citations = []
+    quoted = quotes_by_marker(text) if quotes else {}
     for n in dict.fromkeys(int(m) for m in MARKER_RE.findall(text)):
         hit = hits[n - 1]
         texts = [hit.chunk.text] + [h.chunk.text for h in siblings
                                     if h.chunk.section_key == hit.chunk.section_key]
-        source, quote = next(((t, q) for t in texts for q in quotes if q[:40] in t),
-                             (hit.chunk.text, ""))
+        mine = [q for q in quotes if q in quoted.get(n, [])] or list(quoted.get(n, []))
+        # the excerpt starts at the quoted unit; a unit from another chunk of the section is
+        # shown as the excerpt itself
+        source, quote = next(((t, q) for q in mine for t in texts if _contains(t, q)),
+                             (mine[0], mine[0]) if mine else (hit.chunk.text, ""))
         excerpt = pick_excerpt(source, quote)
         c = hit.chunk
         citations.append(Citation(

@@ -26,17 +26,21 @@ def strip_stated_confidence(text: str) -> str:
     return STATED_RE.sub("", text).rstrip()
 
 
-def confidence_level(score: float) -> str:
-    if score > HIGH:
+def confidence_level(score: float, high: float = HIGH, medium: float = MEDIUM) -> str:
+    if score > high:
         return "high"
-    return "medium" if score >= MEDIUM else "low"
+    return "medium" if score >= medium else "low"
 
 
-def score_confidence(retrieval: float, generation: float | None) -> Confidence:
+def score_confidence(retrieval: float, generation: float | None, high: float = HIGH,
+                     medium: float = MEDIUM) -> Confidence:
+    """The design's blend; `high`/`medium` are the level cut-offs, calibrated per embedder so
+    that "high" answers are right at least 90 % of the time and "medium" ones 70 %."""
     generation = DEFAULT_GENERATION if generation is None else min(max(generation, 0.0), 1.0)
     retrieval = min(max(retrieval, 0.0), 1.0)
     score = round(W_RETRIEVAL * retrieval + W_GENERATION * generation, 4)
-    return Confidence(round(retrieval, 4), round(generation, 4), score, confidence_level(score))
+    return Confidence(round(retrieval, 4), round(generation, 4), score,
+                      confidence_level(score, high, medium))
 
 
 def gate(score: float, answer_at: float, caveat_at: float) -> str:

@@ -37,7 +37,8 @@ CODE_REQUEST_RE = re.compile(
     rf"(?:{_LANGUAGES})\b)"
     # a request that opens with a writing verb + a software noun
     rf"|{_REQUEST_START}(write|implement|generate|create|code)\b[^.?!]{{0,60}}?"
-    r"\b(functions?|class(?:es)?|methods?|modules?|library|implementation|node|package|api)\b"
+    r"\b(functions?|class(?:es)?|methods?|modules?|library|implementation|node|package|api|"
+    r"files?)\b"
     # "implement ..." / "code ..." as the request itself, or anything asked for in a language
     rf"|{_REQUEST_START}(implement|code up|code)\b|\bin ({_LANGUAGES})\b",
     re.IGNORECASE)

@@ -17,7 +17,8 @@ from typing import Any
 
 from rag.answer import guardrails as g
 from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
-from rag.answer.extractive import extractive_draft, sentence_vectors_for
+from rag.answer.evidence import sentence_vectors_for
+from rag.answer.extractive import extractive_draft
 from rag.answer.llm import llm_draft, llm_draft_stream
 from rag.answer.response import build_response, error_response
 from rag.answer.turn import Turn
@@ -236,14 +237,16 @@ class Pipeline:
             return draft
 
     def _extractive(self, turn: Turn, hits, candidates) -> Draft:
-        """Book sentences scored with the embedder; lexically only when the embedder fails."""
+        """Book units scored with the sentence vectors kept with the index (the question's
+        vector is the one retrieval embedded); by words alone when the embedder fails."""
         count = turn.settings.extractive_sentences
+        table = turn.index.sentences
         try:
             vector = turn.index.embedder.embed_query(turn.question)
-            return extractive_draft(turn.question, hits, count, embed=self.sentence_vectors,
-                                    query_vector=vector, siblings=candidates)
         except RagError:
-            return extractive_draft(turn.question, hits, count, siblings=candidates)
+            vector = None
+        return extractive_draft(turn.question, hits, candidates, table, vector,
+                                self.sentence_vectors, count)
 
     def _record(self, response: Response, session_id: str) -> None:
         if self.audit is None:

@@ -65,14 +65,16 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
                    meta: dict[str, Any], context: dict[str, Any]) -> Response:
     s = turn.settings
     best = max((h.blended for h in retrieval.hits), default=retrieval.best_score)
-    confidence = score_confidence(best, draft.generation_confidence if draft else None)
+    confidence = score_confidence(best, draft.generation_confidence if draft else None,
+                                  s.level_high, s.level_medium)
     nearest = list(dict.fromkeys(f"{h.chunk.chapter_title} › {h.chunk.section_title}"
                                  for h in retrieval.candidates if h.chunk.source == "book"))[:3]
     verdicts: list[Verdict] = [verdict] if verdict else []
     citations: tuple = ()
     answer = ""
     if draft is not None:
-        cited = cite(draft.text, retrieval.hits, s.url_template, s.base_url, draft.quotes,
+        cited = cite(draft.text, draft.sources or retrieval.hits, s.url_template, s.base_url,
+                     draft.quotes,
                      retrieval.candidates)
         verdicts = draft_verdicts(turn, draft, cited, confidence, nearest, all(
             h.chunk.source == "selection" for h in retrieval.hits))

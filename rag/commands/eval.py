@@ -1,4 +1,5 @@
-"""`eval questions` (weight × threshold sweep on a labelled set) and `eval beir` (benchmark)."""
+"""`eval questions` (weight × threshold sweep on a labelled set, answer accuracy and the
+confidence gate it implies) and `eval beir` (benchmark)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from typing import Any
 
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.config import PROJECT_ROOT
+from rag.errors import InputError
 from rag.index.load import load_index, store_for
 from rag.providers.registry import get_embedder
 from rag.tuning.beir import NDCG_AT, RECALL_AT, load_beir, open_beir_index, run_benchmark
-from rag.tuning.questions import load_questions, unknown_entries
-from rag.tuning.recommend import OBJECTIVES, calibrate, recommend
+from rag.tuning.evaluate import CURRENT, RECOMMENDED, evaluate_set
+from rag.tuning.questions import load_questions
+from rag.tuning.recommend import OBJECTIVES
 from rag.tuning.settings_writer import write_settings
-from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep
 
 REPORTED = ("w_dense", "threshold", "hit_at_k", "recall_at_k", "mrr", "ndcg_at_k", "answer_rate",
             "false_answer_rate", "accuracy", "precision", "f1")
@@ -34,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     questions.add_argument("--objective", choices=OBJECTIVES, default="max_f1")
     questions.add_argument("--max-far", type=float, default=0.05, dest="max_far",
                            help="false-answer limit for max_recall_at_far (default 0.05)")
+    questions.add_argument("--gate-target", type=float, dest="gate_target", metavar="ACC",
+                           help="answer accuracy (0-1) the confidence gate must reach: reports "
+                                "the lowest such gate; with --apply, writes it (gate_caveat)")
     questions.add_argument("--apply", action="store_true",
                            help="write the recommendation to the settings file, with history")
     questions.add_argument("--json", action="store_true")
@@ -62,33 +67,34 @@ def _display_path(path: Path | str) -> str:
 
 
 def evaluate_questions(args: argparse.Namespace) -> dict[str, Any]:
+    target = getattr(args, "gate_target", None)
+    if target is not None and not 0 <= target <= 1:
+        raise InputError(f"--gate-target {target} is an answer accuracy between 0 and 1 "
+                         "(e.g. --gate-target 0.9).")
     settings = settings_from(args)
     path = Path(args.file)
     questions = load_questions(path)
     index, _ = load_index(settings, progress=terminal_progress)
-    sections = sorted({c.section_ref for c in index.chunks})
-    pools = candidate_pass(index, questions, settings.candidate_pool, terminal_progress)
-    arrays = build_arrays(questions, pools, settings.top_k, sections)
-    result = run_sweep(arrays)
-    w, t = settings.w_dense, settings.threshold
-    current = run_sweep(arrays, [w], [t]).at(w, t)  # exact even when off the 0.05/0.01 grid
-    far = args.max_far if args.objective == "max_recall_at_far" else None
-    rec = recommend(result, args.objective, far, current=(w, t))
+    ev = evaluate_set(index, settings, questions, objective=args.objective, max_far=args.max_far,
+                      progress=terminal_progress)
+    result, rec = ev.result, ev.recommendation
     return {
         "question_set": _display_path(path), "book": _display_path(settings.book_dir),
         "embedder": settings.embedder, "top_k": settings.top_k,
         "candidate_pool": settings.candidate_pool, "n_questions": len(questions),
         "n_in_scope": result.n_in_scope, "n_out_of_scope": result.n_out_of_scope,
-        "n_refused_by_capability": int(arrays.refused.sum()),
+        "n_refused_by_capability": ev.n_refused_by_capability,
         "objective": rec.objective, "max_far": rec.max_far,
-        "current": {k: current[k] for k in REPORTED} | {"source": settings.threshold_source},
+        "current": {k: ev.current[k] for k in REPORTED} | {"source": settings.threshold_source},
         "recommended": {k: rec.metrics[k] for k in REPORTED},
         "objective_value": rec.value, "plateau_size": rec.plateau_size,
         "feasible": rec.feasible, "margin": rec.margin,
         "calibration": [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
-                        for row in calibrate(result, rec.w_dense, rec.threshold)
-                        .to_dict("records")],
-        "warnings": unknown_entries(questions, sections),
+                        for row in ev.calibration().to_dict("records")],
+        "answer_accuracy": {name: ev.answer_report(name, target)
+                            for name in (CURRENT, RECOMMENDED)},
+        "gates": {"gate_answer": settings.gate_answer, "gate_caveat": settings.gate_caveat},
+        "warnings": list(ev.warnings),
         "settings_file": str(settings.settings_file),
     }
 
@@ -102,8 +108,16 @@ def run_questions(args: argparse.Namespace) -> int:
                       "date": dt.date.today().isoformat(), "f1": rec["f1"],
                       "recall_at_k": rec["recall_at_k"],
                       "false_answer_rate": rec["false_answer_rate"]}
+        gate = report["answer_accuracy"][RECOMMENDED].get("gate") or {}
+        if gate.get("gate") is not None:
+            provenance |= {"gate_target": gate["target"],
+                           "gate_point": f"dense {rec['w_dense']:.2f} · threshold "
+                                         f"{rec['threshold']:.2f}",
+                           "gate_answer_rate": gate["answer_rate"],
+                           "gate_accuracy": gate["accuracy"]}
         report["applied"] = write_settings(Path(report["settings_file"]), rec["w_dense"],
-                                           rec["threshold"], report["embedder"], provenance)
+                                           rec["threshold"], report["embedder"], provenance,
+                                           gate=gate.get("gate"))
     if args.json:
         print_json(report)
     else:
@@ -133,10 +147,45 @@ def print_report(r: dict[str, Any]) -> None:
         rate = "-" if row["rate"] is None else f"{row['rate']:.0%}"
         print(f"  {row['level']:<7} {row['answered']:>4} answered, {row['cites_expected']:>4} cite "
               f"an expected section ({rate}); {row['false_answers']} out-of-scope answered")
+    print_answers(r)
     if "applied" in r:
-        print(f"applied to {r['settings_file']} (previous values kept under [[history]])")
+        gate = r["applied"].get("gate_caveat")
+        print(f"applied to {r['settings_file']}" + (f" with confidence gate {gate}" if gate
+                                                    is not None else "")
+              + " (previous values kept under [[history]])")
     else:
         print("apply with --apply (writes the settings file, keeping the previous values)")
+
+
+def _figure(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_answers(r: dict[str, Any]) -> None:
+    """Answer accuracy (key facts) at both points, the per-level table, ECE, AUROC, the gate."""
+    print("answers (offline answerer; correct = answered and every key fact present):")
+    now = r["answer_accuracy"][CURRENT]
+    for name, a in r["answer_accuracy"].items():
+        if name == RECOMMENDED and (a["w_dense"], a["threshold"]) == (now["w_dense"],
+                                                                       now["threshold"]):
+            print(f"  {name:<12} the same point as current: the same answers")
+            continue
+        print(f"  {name:<12} accuracy {_figure(a['accuracy'])} ({a['correct']}/"
+              f"{a['n_with_key_facts']} with key facts, {a['n_without_key_facts']} without: "
+              f"retrieval only), false-answer rate {_figure(a['false_answer_rate'])}, "
+              f"ECE {_figure(a['ece'])}, AUROC {_figure(a['auroc'])}, "
+              f"{_figure(a['mean_latency_ms'], '.0f')} ms a question")
+        for row in a["per_level"]:
+            print(f"    {row['level']:<7} {row['count']:>4} questions, {row['answered']:>4} "
+                  f"answered, {row['correct']:>4} correct ({_figure(row['accuracy'], '.0%')})")
+        if "gate" in a:
+            g = a["gate"]
+            print(f"    gate for accuracy >= {g['target']}: " + (
+                "none reaches it" if g["gate"] is None else
+                f"{g['gate']:.4f} (answers {_figure(g['answer_rate'], '.0%')} of judged "
+                f"questions at accuracy {_figure(g['accuracy'])})"))
+    print(f"  active gates: answer >= {r['gates']['gate_answer']}, caveat >= "
+          f"{r['gates']['gate_caveat']}, refuse below")
 
 
 def run_beir(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from rag.book.chunk import ChunkerSettings, chunk_book, chunk_text_hash, embed_t
 from rag.book.parse import Book, parse_book
 from rag.errors import BookIndexError
 from rag.index.lexical import LexicalIndex, lexical_signature
+from rag.index.sentences import SENTENCE_VERSION, SentenceTable, load_sentences, sync_sentences
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
 from rag.types import Chunk, Section
@@ -54,6 +55,7 @@ class BookIndex:
     store: VectorStore
     embedder: Embedder
     manifest: dict
+    sentences: SentenceTable | None = None  # None: built before sentence vectors were kept
     positions: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -83,7 +85,8 @@ def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
     return content_status(book.book_id, book.content_hash, index_dir, embedder)
 
 
-def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: Embedder) -> dict:
+def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: Embedder,
+                   sentences: bool = True) -> dict:
     """index_status for any content indexed under `book_id` (a book, a BEIR corpus)."""
     manifest = read_manifest(collection_dir(index_dir, collection_name(book_id, embedder)))
     if manifest is None:
@@ -94,6 +97,8 @@ def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: E
         (manifest.get("chunker") != expected, "chunker settings changed"),
         (manifest.get("lexical") != lexical_signature(), "BM25 tokenizer changed"),
         (manifest.get("book_hash") != content_hash, "the book changed since it was indexed"),
+        (sentences and manifest.get("sentences") != SENTENCE_VERSION,
+         "sentence vectors are missing or out of date"),
     ]
     stale = [text for bad, text in reasons if bad]
     return {"exists": True, "fresh": not stale, "reason": "; ".join(stale) or "up to date",
@@ -139,9 +144,11 @@ def sync_index(book_dir: Path, index_dir: Path, embedder: Embedder, store: Vecto
 
 def sync_sections(sections: list[Section], book_id: str, content_hash: str, index_dir: Path,
                   embedder: Embedder, store: VectorStore, extra: dict | None = None,
-                  rebuild: bool = False, progress: Progress | None = None) -> SyncResult:
+                  rebuild: bool = False, progress: Progress | None = None,
+                  sentences: bool = True) -> SyncResult:
     """Index any sections (a book's, a BEIR corpus's) under `book_id`: chunk them, embed the
-    chunks whose text changed, rebuild BM25, and write the manifest last."""
+    chunks whose text changed, rebuild BM25, embed changed sentences (for extractive answers;
+    a retrieval benchmark needs none), and write the manifest last."""
     report = progress or (lambda message, fraction: None)
     settings = ChunkerSettings(embedder.max_tokens)
     chunks = chunk_book(sections, book_id, settings, embedder.count_tokens_batch)
@@ -165,14 +172,17 @@ def sync_sections(sections: list[Section], book_id: str, content_hash: str, inde
     vectors = embedder.embed_documents(
         [embed_text_for(c.heading_path, c.text) for c in todo],
         progress=lambda done, total: report(f"Embedded {done}/{total} chunks",
-                                            0.05 + 0.85 * done / max(total, 1)))
+                                            0.05 + 0.8 * done / max(total, 1)))
     store.upsert(name, [c.chunk_id for c in todo], vectors, [_payload(c) for c in todo])
     store.delete(name, removed)
-    report("Building the BM25 index", 0.92)
+    if sentences:
+        sync_sentences(directory, sections, embedder, report)
+    report("Building the BM25 index", 0.97)
     _write_files(directory, chunks, {
         "book_id": book_id, "book_hash": content_hash, "chunker": settings.describe(),
         "embedder": {"name": embedder.name, "model_id": embedder.model_id, "dim": embedder.dim},
-        "hashes": hashes, **(extra or {})})
+        "hashes": hashes, **({"sentences": SENTENCE_VERSION} if sentences else {}),
+        **(extra or {})})
     report("Done", 1.0)
     return SyncResult(len(chunks), len(todo), len(removed), rebuild or not compatible)
 
@@ -203,7 +213,8 @@ def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorS
         chunks = [_chunk_from(json.loads(line)) for line in f]
     lexical = LexicalIndex.load(directory / "bm25", len(chunks))
     store.preload(name)
-    return BookIndex(name, chunks, lexical, store, embedder, manifest)
+    return BookIndex(name, chunks, lexical, store, embedder, manifest,
+                     load_sentences(directory, embedder.dim))
 
 
 def dense_scores_for(index: BookIndex, query_vector: np.ndarray, ids: list[str]

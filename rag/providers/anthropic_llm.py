@@ -1,8 +1,12 @@
 """Claude through the Anthropic Messages API, with every SDK failure turned into a ProviderError.
 
 The SDK (2.x) sends anthropic-version 2026-10-21, which rejects temperature, top_p and top_k with
-a 400 even at their defaults, and has dropped them from its signatures. So `temperature` is part
-of the LLM interface but is not sent to Claude; answers are steered by the prompt instead.
+a 400 even at their defaults, and has dropped them from its signatures. So no sampling parameter
+is part of the LLM interface; answers are steered by the prompt instead.
+
+Cited answers use the Messages API citations feature: each excerpt goes as a plain-text document
+block with citations enabled, and the reply's text blocks carry `char_location` citations
+(document_index, start/end char index, cited_text); a stream adds them with `citations_delta`.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from rag.config import get_secret
 from rag.errors import ConfigError, ProviderError
-from rag.providers.base import LLM, Message
+from rag.providers.base import LLM, CitedSpan, Document, Message, ReplyBlock
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MISSING_KEY = ("Claude answers need ANTHROPIC_API_KEY: set it in the environment or "
@@ -40,7 +44,7 @@ class AnthropicLLM(LLM):
         self._client: Any = None
 
     def generate(self, system: str, messages: list[Message], max_tokens: int,
-                 temperature: float, timeout: float) -> str:
+                 timeout: float) -> str:
         errors = sdk_errors()
         request = self._request(system, messages, max_tokens, timeout)
         try:
@@ -50,12 +54,37 @@ class AnthropicLLM(LLM):
         return "".join(block.text for block in reply.content if block.type == "text")
 
     def stream(self, system: str, messages: list[Message], max_tokens: int,
-               temperature: float, timeout: float) -> Iterator[str]:
+               timeout: float) -> Iterator[str]:
         errors = sdk_errors()
         request = self._request(system, messages, max_tokens, timeout)
         try:
             with self.client().messages.stream(**request) as reply:
                 yield from reply.text_stream
+        except errors as e:
+            raise ProviderError(self.describe_error(e, timeout)) from e
+
+    def generate_cited(self, system: str, messages: list[Message], documents: list[Document],
+                       max_tokens: int, timeout: float) -> list[ReplyBlock]:
+        errors = sdk_errors()
+        request = self._request(system, messages, max_tokens, timeout, documents)
+        try:
+            reply = self.client().messages.create(**request)
+        except errors as e:
+            raise ProviderError(self.describe_error(e, timeout)) from e
+        return [reply_block(block) for block in reply.content if block.type == "text"]
+
+    def stream_cited(self, system: str, messages: list[Message], documents: list[Document],
+                     max_tokens: int, timeout: float) -> Iterator[str | ReplyBlock]:
+        errors = sdk_errors()
+        request = self._request(system, messages, max_tokens, timeout, documents)
+        try:
+            with self.client().messages.stream(**request) as reply:
+                for event in reply:  # the SDK folds citations_delta events into the block
+                    if event.type == "text":
+                        yield event.text
+                    elif event.type == "content_block_stop" and \
+                            event.content_block.type == "text":
+                        yield reply_block(event.content_block)
         except errors as e:
             raise ProviderError(self.describe_error(e, timeout)) from e
 
@@ -67,11 +96,16 @@ class AnthropicLLM(LLM):
         return self._client
 
     def _request(self, system: str, messages: list[Message], max_tokens: int,
-                 timeout: float) -> dict[str, Any]:
-        """No temperature: API version 2026-10-21 answers 400 to it (see the module docstring)."""
+                 timeout: float, documents: list[Document] | None = None) -> dict[str, Any]:
+        """No temperature: API version 2026-10-21 answers 400 to it (see the module docstring).
+        Documents go before the text of the last message, the user's turn."""
+        turns: list[dict[str, Any]] = [{"role": m.role, "content": m.content} for m in messages]
+        if documents and turns:
+            last = turns[-1]
+            last["content"] = [*map(document_block, documents),
+                               {"type": "text", "text": last["content"]}]
         return {"model": self.model, "system": system, "max_tokens": max_tokens,
-                "messages": [{"role": m.role, "content": m.content} for m in messages],
-                "timeout": timeout}
+                "messages": turns, "timeout": timeout}
 
     def describe_error(self, error: Exception, timeout: float) -> str:
         """The sentence a user sees for an SDK exception."""
@@ -102,6 +136,18 @@ class AnthropicLLM(LLM):
             return (f"Claude does not know the model {self.model!r} (404); set RAG_LLM_MODEL "
                     "to a current model name.")
         return f"Claude refused the request (HTTP {status}): {detail}"
+
+
+def document_block(document: Document) -> dict[str, Any]:
+    return {"type": "document", "title": document.title, "citations": {"enabled": True},
+            "source": {"type": "text", "media_type": "text/plain", "data": document.text}}
+
+
+def reply_block(block: Any) -> ReplyBlock:
+    """A text block of the SDK's reply; only char_location citations point into plain text."""
+    spans = tuple(CitedSpan(c.document_index, c.start_char_index, c.end_char_index, c.cited_text)
+                  for c in block.citations or () if c.type == "char_location")
+    return ReplyBlock(block.text, spans)
 
 
 def sdk_errors() -> tuple[type[Exception], ...]:

@@ -55,6 +55,32 @@ class Message:
     content: str
 
 
+@dataclass(frozen=True)
+class Document:
+    """A text the model may cite; citation offsets index into `text`."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CitedSpan:
+    """Where a reply block says its words come from: documents[document_index].text[start:end]."""
+
+    document_index: int  # 0-based, in the order the documents were sent
+    start: int
+    end: int
+    cited_text: str  # the text the provider says it cited, as it reported it
+
+
+@dataclass(frozen=True)
+class ReplyBlock:
+    """One stretch of a cited reply and the spans it cites (none for connecting prose)."""
+
+    text: str
+    spans: tuple[CitedSpan, ...] = ()
+
+
 class LLM(ABC):
     """A chat model. The system prompt and the messages are kept apart on purpose."""
 
@@ -63,10 +89,20 @@ class LLM(ABC):
 
     @abstractmethod
     def generate(self, system: str, messages: list[Message], max_tokens: int,
-                 temperature: float, timeout: float) -> str:
+                 timeout: float) -> str:
         """The whole reply text."""
 
     @abstractmethod
     def stream(self, system: str, messages: list[Message], max_tokens: int,
-               temperature: float, timeout: float) -> Iterator[str]:
+               timeout: float) -> Iterator[str]:
         """Text deltas as they arrive."""
+
+    @abstractmethod
+    def generate_cited(self, system: str, messages: list[Message], documents: list[Document],
+                       max_tokens: int, timeout: float) -> list[ReplyBlock]:
+        """The reply as blocks citing `documents`, which go with the last (user) message."""
+
+    @abstractmethod
+    def stream_cited(self, system: str, messages: list[Message], documents: list[Document],
+                     max_tokens: int, timeout: float) -> Iterator[str | ReplyBlock]:
+        """Text deltas as they arrive, and each block once it is complete."""

@@ -1,18 +1,21 @@
-"""Apply tuned retrieval settings to data/settings.toml, keeping what they replace as history."""
+"""Apply tuned retrieval settings and confidence gates to data/settings.toml, keeping what they
+replace as history."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
-from rag.config import read_settings_file
+from rag.config import EmbedderDefaults, read_settings_file
 from rag.errors import ConfigError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+DEFAULT_GATE_ANSWER = EmbedderDefaults(threshold=0.0).gate_answer
 
 
 def _leading_comments(path: Path) -> str:
@@ -43,29 +46,52 @@ def _plain(value: Any) -> Any:
     return value if isinstance(value, bool | int | float | str) else str(value)
 
 
-def write_settings(settings_file: Path, w_dense: float, threshold: float, embedder: str,
-                   provenance: dict[str, Any]) -> dict[str, Any]:
-    """Set `[retrieval] w_dense` and `[embedders.<embedder>] threshold` + `source`, append the
-    replaced values to `[[history]]`, keep every other key. Returns the history entry."""
-    if not (0 <= w_dense <= 1 and 0 <= threshold <= 1):
-        raise ConfigError(f"Dense weight {w_dense} and threshold {threshold} must both be "
-                          "between 0 and 1.")
+def describe_gate_source(provenance: dict[str, Any]) -> str:
+    """One line for `[embedders.<name>] gate_source`, e.g. "gate for answer accuracy >= 0.9 over
+    questions.yaml at dense 0.95 · threshold 0.33, 2026-01-02, answer rate 0.8, accuracy 0.92"."""
+    target = provenance.get("gate_target")
+    parts = [f"gate for answer accuracy >= {target}" if target is not None else "gate chosen"]
+    parts[0] += f" over {provenance.get('question_set', 'a question set')}"
+    if provenance.get("gate_point"):
+        parts[0] += f" at {provenance['gate_point']}"
+    parts.append(str(provenance.get("date") or dt.date.today().isoformat()))
+    figures = [f"{k.removeprefix('gate_').replace('_', ' ')} {provenance[k]}"
+               for k in ("gate_answer_rate", "gate_accuracy") if provenance.get(k) is not None]
+    return ", ".join(parts + figures)
+
+
+def _check_unit(name: str, value: float) -> None:
+    if not 0 <= value <= 1:
+        raise ConfigError(f"{name} {value} must be between 0 and 1.")
+
+
+def _set_gate(spec: dict[str, Any], gate: float, provenance: dict[str, Any]) -> dict[str, Any]:
+    """Refuse answers whose confidence is under `gate` (gate_caveat); plain answers start at
+    gate_answer, raised to the gate when it was lower so the caveat band never inverts."""
+    _check_unit("Confidence gate", gate)
+    previous = {"previous_gate_caveat": spec.get("gate_caveat", ""),
+                "previous_gate_answer": spec.get("gate_answer", ""),
+                "previous_gate_source": spec.get("gate_source", "")}
+    spec["gate_caveat"] = round(float(gate), 4)
+    spec["gate_answer"] = round(max(float(spec.get("gate_answer", DEFAULT_GATE_ANSWER)), gate), 4)
+    spec["gate_source"] = describe_gate_source(provenance)
+    return {**previous, "gate_caveat": spec["gate_caveat"], "gate_answer": spec["gate_answer"]}
+
+
+def _rewrite(settings_file: Path, embedder: str, provenance: dict[str, Any],
+             change: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]
+             ) -> dict[str, Any]:
+    """Read the file, let `change` edit it (it returns the history fields), append the entry to
+    `[[history]]` with the provenance, keep every other key, write it atomically."""
     if not NAME_RE.match(embedder):
         raise ConfigError(f"Embedder name {embedder!r} must be letters, digits, - or _.")
     path = Path(settings_file)
     data = read_settings_file(path)
-    retrieval = data.setdefault("retrieval", {})
     spec = data.setdefault("embedders", {}).setdefault(embedder, {})
     today = str(provenance.get("date") or dt.date.today().isoformat())
-    entry = {"date": today, "embedder": embedder,
-             "previous_w_dense": retrieval.get("w_dense", ""),
-             "previous_threshold": spec.get("threshold", ""),
-             "previous_source": spec.get("source", ""),
-             "w_dense": round(float(w_dense), 4), "threshold": round(float(threshold), 4),
+    dated = {**provenance, "date": today}
+    entry = {"date": today, "embedder": embedder, **change(data, spec, dated),
              **{k: _plain(v) for k, v in provenance.items() if v is not None and k != "date"}}
-    retrieval["w_dense"] = round(float(w_dense), 4)
-    spec["threshold"] = round(float(threshold), 4)
-    spec["source"] = describe_source({**provenance, "date": today})
     history = data.pop("history", [])
     data["history"] = [*history, entry]  # last, so [[history]] tables follow the settings
     text = _leading_comments(path) + tomli_w.dumps(data)
@@ -74,3 +100,36 @@ def write_settings(settings_file: Path, w_dense: float, threshold: float, embedd
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return entry
+
+
+def write_settings(settings_file: Path, w_dense: float, threshold: float, embedder: str,
+                   provenance: dict[str, Any], gate: float | None = None) -> dict[str, Any]:
+    """Set `[retrieval] w_dense` and `[embedders.<embedder>] threshold` + `source` (and, with
+    `gate`, the confidence gate as write_gate does), append the replaced values to
+    `[[history]]`, keep every other key. Returns the history entry."""
+    if not (0 <= w_dense <= 1 and 0 <= threshold <= 1):
+        raise ConfigError(f"Dense weight {w_dense} and threshold {threshold} must both be "
+                          "between 0 and 1.")
+
+    def change(data: dict[str, Any], spec: dict[str, Any], dated: dict[str, Any]
+               ) -> dict[str, Any]:
+        retrieval = data.setdefault("retrieval", {})
+        entry = {"previous_w_dense": retrieval.get("w_dense", ""),
+                 "previous_threshold": spec.get("threshold", ""),
+                 "previous_source": spec.get("source", ""),
+                 "w_dense": round(float(w_dense), 4), "threshold": round(float(threshold), 4)}
+        retrieval["w_dense"] = round(float(w_dense), 4)
+        spec["threshold"] = round(float(threshold), 4)
+        spec["source"] = describe_source(dated)
+        return entry | (_set_gate(spec, gate, dated) if gate is not None else {})
+
+    return _rewrite(settings_file, embedder, provenance, change)
+
+
+def write_gate(settings_file: Path, gate: float, embedder: str, provenance: dict[str, Any]
+               ) -> dict[str, Any]:
+    """Set `[embedders.<embedder>] gate_caveat` (answers under it are refused), `gate_answer`
+    (raised to the gate if lower) and `gate_source`; history as write_settings keeps it."""
+    _check_unit("Confidence gate", gate)
+    return _rewrite(settings_file, embedder, provenance,
+                    lambda data, spec, dated: _set_gate(spec, gate, dated))

@@ -1,7 +1,7 @@
 """The tuning page through AppTest on the real pipeline and the sample book: its recommendation is
 rag's, its question-set editor reports errors by line and keeps the edits, Apply writes a temp
-copy of the settings file that load_settings reads back, and replay lists the logged questions a
-new threshold would change."""
+copy of the settings file that load_settings reads back, replay lists the logged questions a
+new threshold would change, and its answer checks and confidence gate are rag's too."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from rag.config import load_settings
 from rag.retrieval.hybrid import rank_candidates
+from rag.tuning.evaluate import evaluate_set, gate_choice
 from rag.tuning.questions import load_questions
 from rag.tuning.recommend import recommend
 from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep
@@ -34,6 +35,12 @@ SMALL_SET = """questions:
   - question: "Who won the football World Cup in 1998?"
     in_scope: false
     category: off_topic
+"""
+ANSWER_SET = """questions:
+  - {question: "If a camera image is stamped 50 ms late at 1 m/s, how far off do objects appear?",
+     expected_sections: [sensing-intro#timing-sync], key_facts: ["5 cm"]}
+  - {question: "What does an incremental encoder output?", expected_sections: [sensing-intro]}
+  - {question: "Who won the football World Cup in 1998?", in_scope: false}
 """
 LOGGED = ("Why do most humanoids use absolute encoders rather than incremental ones?",
           "What does an incremental encoder output?")
@@ -59,8 +66,8 @@ def tuning(monkeypatch, index_dir, audit_db, env: dict[str, str]):
     return at
 
 
-def run_sweep_button(at) -> None:
-    next(b for b in at.button if b.key == "tuning_run").click().run()
+def run_sweep_button(at, key: str = "tuning_run") -> None:
+    next(b for b in at.button if b.key == key).click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
 
@@ -266,3 +273,27 @@ def test_a_busy_audit_database_is_a_clear_message(sample_settings, sample_index,
     run_sweep_button(at)
     assert any("in use by another Folio process" in w.value and "spool" in w.value
                for w in at.warning), [w.value for w in at.warning]
+
+
+def test_answers_and_the_gate_they_imply(sample_settings, sample_index, monkeypatch, tmp_path):
+    env = workspace(tmp_path / "work", ANSWER_SET)
+    at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb", env)
+    run_sweep_button(at)
+    run_sweep_button(at, "tuning_check_answers")
+    s = sample_settings  # the same values as the page's copy of data/settings.toml
+    ev = evaluate_set(sample_index, s, load_questions(Path(env["RAG_EVAL_DIR"], "small.yaml")))
+    now, rec = ev.answer_report("current"), ev.answer_report("recommended")
+    assert {m.label: m.value for m in at.metric}["Answer accuracy"] == f"{rec['accuracy']:.3f}"
+    figures = frame_with(at, "metric", "current", "recommended").set_index("metric")
+    assert figures.loc["Answer accuracy (key facts)", "current"] == pytest.approx(now["accuracy"])
+    levels = frame_with(at, "level", "count")[["level", "count", "answered", "correct"]]
+    assert levels.to_dict("records") == [{k: r[k] for k in levels} for r in now["per_level"]]
+    table = frame_with(at, "question", "answer_correct", "missing_facts")
+    assert list(table["answer_correct"]) == [q["correct"] for q in rec["questions"]]
+    assert "current" in {t["name"] for t in figure(at, "tuning_risk_coverage")["data"]}
+    at.slider(key="tuning_gate_target").set_value(0.0).run()
+    gate = gate_choice(ev.answers["current"], 0.0)["gate"]
+    next(b for b in at.button if b.key == "tuning_apply_gate").click().run()
+    assert any(f"Applied confidence gate {gate:.3f}" in m.value for m in at.success)
+    after = load_settings(env={"RAG_SETTINGS": env["RAG_SETTINGS"]})
+    assert (after.gate_caveat, after.gate_answer) == (gate, max(s.gate_answer, gate))

@@ -9,13 +9,18 @@ import math
 import pytest
 
 from pages.components.tuning.view import (
+    ANSWER_FIGURES,
     CURVES,
     NEIGHBOURS,
+    answer_columns,
+    answer_figures,
     current_figures,
     curves_frame,
     distribution_frame,
     figures_frame,
+    gate_provenance,
     history_frame,
+    level_frame,
     load_replay_rows,
     margin_frame,
     objective_args,
@@ -24,8 +29,10 @@ from pages.components.tuning.view import (
     outcome_frame,
     provenance,
     replay_filters,
+    risk_coverage_frame,
 )
 from rag.audit.store import AuditStore
+from rag.tuning.answers import AnswerOutcome
 from rag.tuning.recommend import recommend
 from rag.tuning.replay import replay
 from rag.tuning.sweep import build_arrays, run_sweep
@@ -144,3 +151,56 @@ def test_replay_filters_cover_whole_utc_days():
     assert f.end == dt.datetime(2025, 3, 3, tzinfo=dt.UTC)
     single = replay_filters((dt.date(2025, 3, 1),))
     assert single.end - single.start == dt.timedelta(days=1)
+
+
+def hand_answers(result) -> list[AnswerOutcome]:
+    """One outcome per question of hand_set: q1 right, q2 answered without its second fact, the
+    bread question answered (a false answer), the code question refused."""
+    q = [x.question for x in result.arrays.questions]
+    return [AnswerOutcome(q[0], True, ("a",), "success", 0.9, "high", (True,), answer="A [S1]."),
+            AnswerOutcome(q[1], True, ("b", "c"), "partial", 0.6, "low", (True, False)),
+            AnswerOutcome(q[2], False, (), "success", 0.75, "medium"),
+            AnswerOutcome(q[3], False, (), "refused", 0.3, "low")]
+
+
+def test_answer_columns_sit_beside_the_retrieval_outcome(result):
+    table = answer_columns(outcome_frame(result, 1.0, 0.55), hand_answers(result))
+    assert list(table["correct"]) == [True, False, True, True]  # retrieval, unchanged
+    assert list(table["answer_correct"]) == [True, False, False, False]
+    assert list(table["missing_facts"]) == ["", "c", "", ""]
+    assert list(table["confidence"]) == [0.9, 0.6, 0.75, 0.3]
+    assert table["answer"][0] == "A [S1]."
+    unchecked = answer_columns(outcome_frame(result, 1.0, 0.55), None)
+    assert unchecked["answer_correct"].isna().all()
+    with pytest.raises(ValueError):
+        answer_columns(outcome_frame(result, 1.0, 0.55), hand_answers(result)[::-1])
+
+
+def test_answer_figures_levels_and_risk_coverage_frames(result):
+    answers = hand_answers(result)
+    # accuracy 1/2; false answers 1/2; answered: .9 right, .6 wrong, .75 wrong
+    figures = answer_figures(answers)
+    assert figures["answer_accuracy"] == 0.5 and figures["answer_false_rate"] == 0.5
+    assert figures["ece"] == pytest.approx((0.1 + 0.6 + 0.75) / 3, abs=1e-4)
+    assert figures["auroc"] == 1.0
+    levels = level_frame(answers).set_index("level")
+    assert list(levels["count"]) == [1, 1, 2] and list(levels["answered"]) == [1, 1, 1]
+    curve = risk_coverage_frame({"current": answers, "recommended": answers[:2]})
+    assert list(curve["point"]) == ["current"] * 3 + ["recommended"] * 2
+    assert list(curve["accuracy"][:3]) == pytest.approx([1 / 3, 1 / 2, 1.0])
+    frame = figures_frame({"current": {"f1": 0.5, **figures},
+                           "recommended": {"f1": 0.6, **figures}}).set_index("metric")
+    assert frame.loc[ANSWER_FIGURES["answer_accuracy"], "recommended"] == 0.5
+    retrieval_only = figures_frame({"current": {"f1": 0.5}, "recommended": {"f1": 0.6}})
+    assert ANSWER_FIGURES["ece"] not in set(retrieval_only["metric"])
+
+
+def test_gate_provenance_says_where_the_curve_was_measured():
+    choice = {"target": 0.9, "gate": 0.71, "answer_rate": 0.81234, "accuracy": 0.9166666}
+    assert gate_provenance("q.yaml", (0.95, 0.33), choice, "book", dt.date(2025, 5, 6)) == {
+        "question_set": "q.yaml", "book": "book", "date": "2025-05-06", "gate_target": 0.9,
+        "gate_point": "dense 0.95 · threshold 0.33", "gate_answer_rate": 0.8123,
+        "gate_accuracy": 0.9167}
+    none = gate_provenance("q.yaml", (0.95, 0.33), {**choice, "gate": None, "answer_rate": None,
+                                                    "accuracy": None}, "book")
+    assert (none["gate_answer_rate"], none["gate_accuracy"]) == (None, None)

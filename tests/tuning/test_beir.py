@@ -143,7 +143,7 @@ def test_benchmark_on_a_tiny_corpus(tmp_path, embedder):
     chunks_of_d5 = sum(c.chapter_id == "d5" for c in index.chunks)
     assert chunks_of_d5 > 1 and counting.embedded == len(index.chunks)
     # indexed through the book code path: a fresh manifest keyed by the corpus hash, texts kept
-    status = content_status(f"beir-{data.name}", data.corpus_hash, index_dir, counting)
+    status = content_status(f"beir-{data.name}", data.corpus_hash, index_dir, counting, False)
     assert status["fresh"] and status["chunks"] == len(index.chunks)
     assert all(c.text for c in index.chunks)
     again = open_beir_index(data, index_dir, counting, store)  # cached: nothing re-embedded

@@ -1,5 +1,5 @@
-"""Apply a tuned setting to the settings file (with its history), and replay logged questions
-under it to see which outcomes it would have changed."""
+"""Apply a tuned setting or confidence gate to the settings file (with its history), and replay
+logged questions under it to see which outcomes it would have changed."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from rag.audit.importer import SpoolSnapshot
 from rag.config import load_settings, read_settings_file
 from rag.errors import AuditError, RagError
 from rag.tuning.replay import ANSWERED_TO_REFUSED, REFUSED_TO_ANSWERED, TOP_CHANGED, replay
-from rag.tuning.settings_writer import write_settings
+from rag.tuning.settings_writer import write_gate, write_settings
 from rag.types import RetrievalSettings
 
 APPLIED_KEY, REPLAY_KEY = "tuning_applied", "tuning_replay_rows"
+GATE_APPLIED_KEY = "tuning_gate_applied"
 CHANGED_COLUMNS = ["timestamp", "question", "change", "old_answered", "new_answered",
                    "old_top_section", "new_top_section", "old_best", "new_best", "status"]
 CHANGED_CONFIG = {
@@ -86,6 +87,39 @@ def _apply(ctx: AppContext, w: float, t: float, provenance: dict) -> None:
         f"(was dense {_was(entry['previous_w_dense'])} · threshold "
         f"{_was(entry['previous_threshold'])}). "
         "The chat uses them from its next question.", note)
+    st.rerun()
+
+
+def gate_panel(ctx: AppContext, choice: dict, provenance: dict) -> None:
+    """Apply the confidence gate a target accuracy implies at the active settings."""
+    s, gate = ctx.settings, choice.get("gate")
+    st.markdown(f"Active gates: answer at confidence ≥ **{s.gate_answer:.3f}**, with a caveat "
+                f"≥ **{s.gate_caveat:.3f}**, refused below.")
+    same = gate is not None and abs(gate - s.gate_caveat) < 5e-5
+    label = "No gate reaches the target" if gate is None else f"Apply confidence gate {gate:.3f}"
+    if st.button(label, icon=":material/shield:", key="tuning_apply_gate",
+                 disabled=gate is None or same,
+                 help=f"Writes [embedders.{s.embedder}] gate_caveat (and gate_answer when it is "
+                      f"lower) to {display_path(s.settings_file)}; the old values go to "
+                      "[[history]]."):
+        _apply_gate(ctx, float(gate), provenance)
+    if same:
+        st.caption("This gate is the active one.")
+    if message := st.session_state.pop(GATE_APPLIED_KEY, None):
+        st.success(message, icon=":material/check_circle:")
+
+
+def _apply_gate(ctx: AppContext, gate: float, provenance: dict) -> None:
+    s = ctx.settings
+    try:
+        entry = write_gate(s.settings_file, gate, s.embedder, provenance)
+    except (RagError, OSError) as e:
+        st.error(f"Not applied: {e}", icon=":material/error:")
+        return
+    st.session_state[GATE_APPLIED_KEY] = (
+        f"Applied confidence gate {entry['gate_caveat']:.3f} (plain answers from "
+        f"{entry['gate_answer']:.3f}) to {display_path(s.settings_file)}; it was "
+        f"{_was(entry['previous_gate_caveat'])}. The chat uses it from its next question.")
     st.rerun()
 
 

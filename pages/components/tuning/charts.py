@@ -98,3 +98,32 @@ def distribution_figure(frame: pd.DataFrame, w_dense: float, threshold: float,
     fig.update_layout(legend_title_text=None)
     return _layout(fig, f"Best blended score per question at dense weight {w_dense:.2f}",
                    height=400)
+
+
+def risk_coverage_figure(frame: pd.DataFrame, target: float,
+                         gates: dict[str, dict | None]) -> go.Figure:
+    """Accuracy against the answer rate as the confidence gate rises (right to left), one line
+    per operating point, the target accuracy, and the gate it implies on each line."""
+    colors = {"current": CURRENT, "recommended": RECOMMENDED, "chosen": CHOSEN}
+    fig = go.Figure()
+    for name, rows in frame.groupby("point", sort=False):
+        color = colors.get(str(name), IN_SCOPE)
+        fig.add_scatter(x=rows["answer_rate"], y=rows["accuracy"], mode="lines+markers",
+                        name=str(name), line={"color": color, "shape": "hv"},
+                        marker={"size": 5, "color": color}, customdata=rows[["gate", "answered"]],
+                        hovertemplate="gate %{customdata[0]:.3f}: %{customdata[1]} answered, "
+                                      "answer rate %{x:.2f}, accuracy %{y:.3f}<extra></extra>")
+        if (chosen := gates.get(str(name))) and chosen.get("gate") is not None:
+            fig.add_scatter(x=[chosen["answer_rate"]], y=[chosen["accuracy"]], mode="markers",
+                            name=f"{name}: gate {chosen['gate']:.3f}",
+                            marker={"symbol": "star", "size": 16, "color": color,
+                                    "line": {"color": "white", "width": 1.5}},
+                            hovertemplate=f"{name}: gate {chosen['gate']:.3f}<extra></extra>")
+    fig.add_hline(y=target, line={"color": OUT_OF_SCOPE, "dash": "dot", "width": 1.5},
+                  annotation_text=f"target accuracy {target:.2f}",
+                  annotation_position="bottom left",
+                  annotation_font={"color": OUT_OF_SCOPE, "size": 11})
+    fig.update_xaxes(title="answer rate (judged questions answered at or above the gate)",
+                     range=[0, 1.02])
+    fig.update_yaxes(title="accuracy of those answers", range=[0, 1.03])
+    return _layout(fig, "Risk–coverage: raising the confidence gate", height=400)

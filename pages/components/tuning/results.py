@@ -1,6 +1,7 @@
 """The tuning page's results: the recommendation and its margin, the figures beside the current
-setting, the reliability table, and the per-question outcomes with a drill-down into the
-candidates of one question (the inspector's table, or the inspector itself)."""
+setting, the reliability tables, the answer checks with their risk–coverage curve, and the
+per-question outcomes with a drill-down into the candidates of one question (the inspector's
+table, or the inspector itself)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,19 @@ import streamlit as st
 
 from pages.components.common.shared import AppContext
 from pages.components.inspector.view import candidate_table
-from pages.components.tuning.view import figures_frame, margin_frame, outcome_frame
+from pages.components.tuning.charts import risk_coverage_figure
+from pages.components.tuning.view import (
+    answer_columns,
+    answer_figures,
+    figures_frame,
+    level_frame,
+    margin_frame,
+    outcome_frame,
+    risk_coverage_frame,
+)
 from rag.retrieval.hybrid import CandidatePool, rank_candidates
+from rag.tuning.answers import AnswerOutcome
+from rag.tuning.evaluate import Evaluation, gate_choice
 from rag.tuning.recommend import Recommendation, calibrate
 from rag.tuning.sweep import SweepResult
 from rag.types import RetrievalSettings
@@ -18,8 +30,9 @@ NUMBER = st.column_config.NumberColumn(format="%.3f", width="small")
 FIGURE_CONFIG = {"metric": st.column_config.TextColumn("Metric", width="medium"),
                  "current": NUMBER, "recommended": NUMBER, "chosen": NUMBER,
                  "change": st.column_config.NumberColumn("Δ rec. − current", format="%+.3f")}
-QUESTION_COLUMNS = ["question", "outcome", "correct", "top_section", "best_blended", "expected",
-                    "category", "scope"]
+QUESTION_COLUMNS = ["question", "outcome", "correct", "answer_correct", "missing_facts",
+                    "confidence", "top_section", "best_blended", "expected", "category", "scope",
+                    "answer"]
 QUESTION_CONFIG = {
     "question": st.column_config.TextColumn("Question", width="large"),
     "scope": st.column_config.TextColumn("Scope", width="small"),
@@ -28,8 +41,25 @@ QUESTION_CONFIG = {
     "top_section": st.column_config.TextColumn("Top hit"),
     "best_blended": st.column_config.NumberColumn("Blended", format="%.3f", width="small"),
     "outcome": st.column_config.TextColumn("Outcome"),
-    "correct": st.column_config.CheckboxColumn("Correct", width="small"),
+    "correct": st.column_config.CheckboxColumn("Cites expected", width="small",
+                                               help="Retrieval: answered in scope with an "
+                                                    "expected section among the hits, or "
+                                                    "refused out of scope"),
+    "answer_correct": st.column_config.CheckboxColumn(
+        "Answer correct", width="small", help="The answer holds every key fact (empty: no key "
+                                              "facts, or the answers were not checked)"),
+    "missing_facts": st.column_config.TextColumn("Key facts missing"),
+    "confidence": st.column_config.NumberColumn("Confidence", format="%.3f", width="small"),
+    "answer": st.column_config.TextColumn("Answer", width="large"),
 }
+LEVEL_CONFIG = {"level": "Level", "count": st.column_config.NumberColumn(
+                    "Questions", help="Judged questions (out of scope, or with key facts)"),
+                "answered": "Answered", "correct": "Correct",
+                "accuracy": st.column_config.NumberColumn("Accuracy", format="percent")}
+ANSWER_METRICS = (("answer_accuracy", "Answer accuracy", "normal"),
+                  ("answer_false_rate", "False answers", "inverse"),
+                  ("ece", "Calibration error (ECE)", "inverse"),
+                  ("auroc", "Confidence AUROC", "normal"))
 MARGIN_CONFIG = {
     "neighbour": st.column_config.TextColumn("Neighbour (dense · threshold)", width="medium"),
     "value": st.column_config.NumberColumn("Objective", format="%.3f", width="small"),
@@ -64,8 +94,9 @@ def recommendation_summary(rec: Recommendation, current: dict[str, float], title
 
 
 def figures_and_margin(rec: Recommendation, current: dict[str, float],
-                       chosen: dict[str, float]) -> None:
-    columns = {"current": current, "recommended": rec.metrics}
+                       chosen: dict[str, float], recommended: dict | None = None) -> None:
+    """`recommended` defaults to the recommendation's retrieval metrics."""
+    columns = {"current": current, "recommended": recommended or rec.metrics}
     if (chosen["w_dense"], chosen["threshold"]) != (rec.w_dense, rec.threshold):
         columns["chosen"] = chosen
     left, right = st.columns([5, 4], gap="large")
@@ -103,20 +134,77 @@ def calibration_table(result: SweepResult, w: float, t: float, is_recommended: b
                "cites an expected section more often at higher levels.")
 
 
-def question_outcomes(result: SweepResult, w: float, t: float) -> str | None:
-    """The per-question table at (w, t); returns the selected question, if any."""
-    table = outcome_frame(result, w, t)
-    wrong = int((~table["correct"]).sum())
+def _metric(label: str, value: float | None, before: float | None, colors: str) -> None:
+    if value is None or before is None:
+        st.metric(label, "–" if value is None else f"{value:.3f}", border=True)
+        return
+    diff = value - before
+    same = abs(diff) < 5e-4
+    st.metric(label, f"{value:.3f}", delta="±0.000" if same else f"{diff:+.3f}",
+              delta_color="off" if same else colors, delta_arrow="off" if same else "auto",
+              delta_description=f"vs current {before:.3f}", border=True)
+
+
+def answer_summary(ev: Evaluation) -> None:
+    """Answer accuracy, false answers, ECE and AUROC at the recommended point vs current, and
+    the reliability of each confidence level at both."""
+    now, rec = answer_figures(ev.answers["current"]), answer_figures(ev.answers["recommended"])
+    for column, (key, label, colors) in zip(st.columns(len(ANSWER_METRICS)), ANSWER_METRICS,
+                                            strict=True):
+        with column:
+            _metric(label, rec[key], now[key], colors)
+    first = ev.answers["current"]
+    graded = sum(o.in_scope and bool(o.key_facts) for o in first)
+    st.caption(f"Recommended point vs current. Accuracy: answered with every key fact, over the "
+               f"{graded} in-scope questions with key facts; "
+               f"{sum(o.in_scope and not o.key_facts for o in first)} in-scope question(s) "
+               "without key facts count for retrieval only. ECE: the gap between confidence and "
+               "accuracy over 10 confidence bins (0 = calibrated). AUROC: how well confidence "
+               "separates right answers from wrong ones (0.5 = not at all).")
+    for column, name in zip(st.columns(2, gap="large"), ("current", "recommended"), strict=True):
+        w, t = ev.points[name]
+        with column:
+            st.markdown(f"**By confidence level, {name} (dense {w:.2f} · threshold {t:.2f})**")
+            st.dataframe(level_frame(ev.answers[name]), hide_index=True, width="stretch",
+                         key=f"tuning_levels_{name}", column_config=LEVEL_CONFIG)
+
+
+def gate_chooser(ev: Evaluation) -> dict:
+    """Target accuracy → the gate it implies on each point's risk–coverage curve; returns the
+    choice at the active settings (the gate Apply writes)."""
+    target = st.slider("Target answer accuracy", 0.0, 1.0, 0.9, 0.01, key="tuning_gate_target",
+                       help="The lowest confidence gate whose answers reach this accuracy: "
+                            "answers below the gate are refused.")
+    choices = {name: gate_choice(outcomes, target) for name, outcomes in ev.answers.items()}
+    st.plotly_chart(risk_coverage_figure(risk_coverage_frame(ev.answers), target, choices),
+                    key="tuning_risk_coverage")
+    for name, c in choices.items():
+        st.caption(f"{name}: " + ("no gate reaches this accuracy." if c["gate"] is None else
+                                  f"gate {c['gate']:.3f} keeps {c['answered']} answers "
+                                  f"({c['answer_rate']:.0%} of judged questions) at accuracy "
+                                  f"{c['accuracy']:.3f}."))
+    return choices["current"]
+
+
+def question_outcomes(result: SweepResult, w: float, t: float,
+                      answers: list[AnswerOutcome] | None = None) -> str | None:
+    """The per-question table at (w, t) with the answers' outcomes there when checked; returns
+    the selected question, if any."""
+    table = answer_columns(outcome_frame(result, w, t), answers)
+    bad = ~table["correct"] | table["answer_correct"].eq(False)
+    checked = "" if answers is None else (
+        f" {int(table['answer_correct'].eq(True).sum())} of "
+        f"{int(table['answer_correct'].notna().sum())} judged answers correct.")
     head, toggle = st.columns([3, 1], vertical_alignment="bottom")
     with head:
         st.markdown(f"**{len(table)} questions at dense {w:.2f} · threshold {t:.2f}:** "
-                    f"{int(table['answered'].sum())} answered, {wrong} not as expected. "
-                    "Select a row to see its candidates.")
+                    f"{int(table['answered'].sum())} answered, {int(bad.sum())} not as "
+                    f"expected.{checked} Select a row to see its candidates.")
     with toggle:
         only_wrong = st.toggle("Only the wrong ones", key="tuning_only_wrong",
-                               disabled=wrong == 0)
+                               disabled=not bad.any())
     if only_wrong:
-        table = table[~table["correct"]].reset_index(drop=True)
+        table = table[bad].reset_index(drop=True)
     event = st.dataframe(table, key="tuning_questions", hide_index=True, width="stretch",
                          height=360, column_order=QUESTION_COLUMNS,
                          column_config=QUESTION_CONFIG, on_select="rerun",

@@ -1,7 +1,8 @@
 """What the tuning page shows, as plain frames and dicts: the objective over the grid, curves,
 score distributions, figures side by side, the margin, the per-question outcomes, the settings
-history, and the logged rows a replay needs. The numbers come from rag.tuning.sweep,
-rag.tuning.recommend and rag.tuning.replay; nothing here scores anything.
+history, the logged rows a replay needs, and the answer checks (accuracy, reliability by level,
+risk–coverage). The numbers come from rag.tuning.sweep, rag.tuning.recommend, rag.tuning.answers
+and rag.tuning.replay; nothing here scores anything.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rag.audit.filters import AuditFilters
+from rag.tuning.answers import AnswerOutcome, level_table, risk_coverage, summarise_answers
 from rag.tuning.recommend import OBJECTIVES, Recommendation, objective_grid
 from rag.tuning.sweep import PoolArrays, SweepResult, run_sweep
 
@@ -25,6 +27,9 @@ FIGURES = {"f1": "F1", "recall_at_k": "Recall@k", "hit_at_k": "Hit@k", "mrr": "M
            "ndcg_at_k": "nDCG@k", "answer_rate": "Answer rate (in scope)",
            "false_answer_rate": "False-answer rate (out of scope)", "accuracy": "Accuracy",
            "precision": "Precision"}
+ANSWER_FIGURES = {"answer_accuracy": "Answer accuracy (key facts)",
+                  "answer_false_rate": "False answers (answer pass)",
+                  "ece": "Calibration error (ECE)", "auroc": "Confidence AUROC"}
 NEIGHBOURS = {"w-0.05": "dense − 0.05", "w+0.05": "dense + 0.05", "t-0.05": "threshold − 0.05",
               "t+0.05": "threshold + 0.05"}
 REPLAY_LIMIT = 500
@@ -74,9 +79,9 @@ def figures_frame(columns: dict[str, dict[str, float]]) -> pd.DataFrame:
     """One row per metric, one column per named operating point, plus the change from the first
     column to the second."""
     names = list(columns)
+    labels = {"w_dense": "Dense weight", "threshold": "Threshold", **FIGURES, **ANSWER_FIGURES}
     rows = [{"metric": label, **{n: columns[n].get(key) for n in names}}
-            for key, label in {"w_dense": "Dense weight", "threshold": "Threshold",
-                               **FIGURES}.items()]
+            for key, label in labels.items() if any(key in columns[n] for n in names)]
     frame = pd.DataFrame(rows)
     if len(names) >= 2:
         frame["change"] = (frame[names[1]] - frame[names[0]]).round(4)
@@ -107,10 +112,65 @@ def outcome_frame(result: SweepResult, w_dense: float, threshold: float) -> pd.D
     return table
 
 
+def answer_figures(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | None]:
+    """The answer pass's headline figures, keyed as figures_frame expects."""
+    summary = summarise_answers(outcomes)
+    return {"answer_accuracy": summary["accuracy"],
+            "answer_false_rate": summary["false_answer_rate"], "ece": summary["ece"],
+            "auroc": summary["auroc"]}
+
+
+def level_frame(outcomes: Sequence[AnswerOutcome]) -> pd.DataFrame:
+    return pd.DataFrame(level_table(outcomes),
+                        columns=["level", "count", "answered", "correct", "accuracy"])
+
+
+def risk_coverage_frame(outcomes: dict[str, Sequence[AnswerOutcome]]) -> pd.DataFrame:
+    """Long form: one row per (point name, gate) with the answer rate and accuracy there."""
+    rows = [{"point": name, **row} for name, found in outcomes.items()
+            for row in risk_coverage(found)]
+    return pd.DataFrame(rows, columns=["point", "gate", "answered", "answer_rate", "correct",
+                                       "accuracy"])
+
+
+def answer_columns(table: pd.DataFrame, outcomes: Sequence[AnswerOutcome] | None
+                   ) -> pd.DataFrame:
+    """The per-question table with each answer's outcome beside the retrieval one: correct
+    (None when the question has no key facts or no answer was checked), the key facts missing,
+    the status and the confidence."""
+    table = table.copy()
+    if outcomes is None:
+        table["answer_correct"] = None
+        table["missing_facts"] = table["answer_status"] = table["answer"] = ""
+        table["confidence"] = None
+        return table
+    if [o.question for o in outcomes] != list(table["question"]):
+        raise ValueError("answer outcomes and the question table list different questions")
+    table["answer_correct"] = [o.correct if o.judged else None for o in outcomes]
+    table["missing_facts"] = ["; ".join(o.missing_facts) if o.answered or o.held_by_gate else
+                              ("" if not o.key_facts else "(not answered)") for o in outcomes]
+    table["answer_status"] = [o.status for o in outcomes]
+    table["confidence"] = [o.confidence for o in outcomes]
+    table["answer"] = [o.answer for o in outcomes]
+    return table
+
+
+def gate_provenance(question_set: str, point: tuple[float, float], choice: dict[str, Any],
+                    book: str, today: dt.date | None = None) -> dict[str, Any]:
+    """What settings_writer.write_gate records: the target, where its curve was measured, and
+    what the gate keeps."""
+    return {"question_set": question_set, "book": book,
+            "date": (today or dt.date.today()).isoformat(), "gate_target": choice["target"],
+            "gate_point": f"dense {point[0]:.2f} · threshold {point[1]:.2f}",
+            **{f"gate_{k}": None if choice.get(k) is None else round(choice[k], 4)
+               for k in ("answer_rate", "accuracy")}}
+
+
 def history_frame(settings_data: dict[str, Any]) -> pd.DataFrame:
     """The `[[history]]` entries of a settings file, newest first."""
     columns = ["date", "embedder", "previous_w_dense", "previous_threshold", "w_dense",
-               "threshold", "question_set", "objective", "max_far", "f1", "previous_source"]
+               "threshold", "previous_gate_caveat", "gate_caveat", "gate_target",
+               "question_set", "objective", "max_far", "f1", "previous_source"]
     rows = [{c: entry.get(c) for c in columns} for entry in settings_data.get("history", [])
             if isinstance(entry, dict)]
     return pd.DataFrame(rows[::-1], columns=columns)

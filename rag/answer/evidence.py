@@ -1,0 +1,120 @@
+"""The evidence an extractive answer may quote: which sections (sources), and their units.
+
+Sources are the selected hits, then sections that passed the threshold but fell outside top-k
+(the section that answers is often ranked 6th or 7th); each source is one section, cited by its
+best chunk. Units come from the index's sentence table when it has the section, else from the
+chunk's own text (a pasted selection, or an index built before sentence vectors were kept).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag.book.sentences import split_section
+from rag.index.sentences import SentenceTable
+from rag.providers.base import Embedder
+from rag.types import Hit
+
+MAX_SOURCES = 8
+
+
+@dataclass(frozen=True)
+class EvidenceUnit:
+    source: int  # index into the sources (marker S{source + 1})
+    position: int  # order within its section
+    text: str
+    kind: str
+    block: int
+    heading: tuple[str, ...]
+
+
+def gather_sources(hits: Sequence[Hit], candidates: Sequence[Hit] = (),
+                   limit: int = MAX_SOURCES) -> list[Hit]:
+    """Selected hits first, then the best chunk of each other passing section, best first."""
+    sources: list[Hit] = []
+    seen: set[str] = set()
+    for hit in [*hits, *(c for c in candidates if c.passed)]:
+        key = hit.chunk.section_key if hit.chunk.source == "book" else hit.chunk.chunk_id
+        if key not in seen and len(sources) < limit:
+            seen.add(key)
+            sources.append(hit)
+    return sources
+
+
+def source_units(sources: Sequence[Hit], table: SentenceTable | None,
+                 embed: Callable[[list[str]], np.ndarray] | None
+                 ) -> tuple[list[EvidenceUnit], np.ndarray]:
+    """Every unit of every source, with a vector each (zeros where none can be had)."""
+    units: list[EvidenceUnit] = []
+    rows: list[np.ndarray | None] = []
+    seen: set[str] = set()
+    for i, hit in enumerate(sources):
+        c = hit.chunk
+        found = table.rows_for(c.section_key) if table is not None and c.source == "book" else []
+        if found:
+            items = [(table.texts[r], table.kinds[r], table.blocks[r], table.vectors[r])
+                     for r in found]
+        else:
+            items = [(u.text, u.kind, u.block, None)
+                     for u in split_section(c.text, c.section_title)]
+        for position, (text, kind, block, vector) in enumerate(items):
+            if text.lower() in seen:
+                continue
+            seen.add(text.lower())
+            units.append(EvidenceUnit(i, position, text, kind, block, c.heading_path))
+            rows.append(vector)
+    missing = [n for n, v in enumerate(rows) if v is None]
+    dim = next((len(v) for v in rows if v is not None), 0)
+    if missing and embed is not None:
+        fresh = embed([units[n].text for n in missing])
+        for n, vector in zip(missing, fresh, strict=True):
+            rows[n] = vector
+        dim = fresh.shape[1]
+    if not units:
+        return [], np.zeros((0, dim), dtype=np.float32)
+    return units, np.vstack([v if v is not None else np.zeros(dim, np.float32) for v in rows])
+
+
+class SentenceVectors:
+    """Vectors of units that the sentence table lacks, each embedded once per embedder and on
+    its own, so a vector never depends on the batch it came with and answers stay identical
+    whichever question embedded a unit first."""
+
+    def __init__(self, embedder: Embedder, size: int = 8192) -> None:
+        self.embedder = embedder
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        with self._lock:
+            found = {s: self._vectors[s] for s in sentences if s in self._vectors}
+        for sentence in dict.fromkeys(s for s in sentences if s not in found):
+            found[sentence] = self.embedder.embed_documents([sentence])[0]
+        with self._lock:
+            for sentence, vector in found.items():
+                self._vectors[sentence] = vector
+                self._vectors.move_to_end(sentence)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        if not sentences:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.vstack([found[s] for s in sentences])
+
+
+_SHARED: weakref.WeakKeyDictionary[Embedder, SentenceVectors] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def sentence_vectors_for(embedder: Embedder) -> SentenceVectors:
+    """One cache per embedder object, shared by every pipeline built on it."""
+    with _SHARED_LOCK:
+        if embedder not in _SHARED:
+            _SHARED[embedder] = SentenceVectors(embedder)
+        return _SHARED[embedder]

@@ -1,0 +1,124 @@
+"""What kind of answer a question wants, and whether a sentence has that kind of content.
+
+"How many / how long / how fast" want a number with its unit, "what is / stand for" a
+definition, "why" a reason, "which X" a named thing, "my X fails" a fix. A sentence that has
+the wanted kind of content gets a bonus when the extractive answerer ranks sentences; one that
+lacks it a penalty only for numbers, the one shape a sentence cannot answer without.
+"""
+
+from __future__ import annotations
+
+import re
+
+NUMBER, DEFINITION, REASON, NAMED, FIX, LIST, OTHER = (
+    "number", "definition", "reason", "named", "fix", "list", "other")
+
+NUMBER_Q = re.compile(
+    r"\bhow (?:many|much|long|fast|far|quickly|often|big|large|heavy|high|low|wide|deep|old|"
+    r"soon|close)\b|\bwhat (?:rate|frequency|speed|size|percentage|share|voltage|resolution|"
+    r"range|latency|budget)\b|\bat what (?:rate|speed|frequency)\b|\buntil when\b|\bwhen\b.*\b"
+    r"(?:support|end|release)", re.I)
+DEFINITION_Q = re.compile(
+    r"\bstand(?:s)? for\b|\bwhat (?:is|are|does|do)\b(?!.*\b(?:difference|best|first|main|"
+    r"role)\b)|\bdefine\b|\bmeaning of\b|\bwhat(?:'s| is) meant by\b|\bmean(?:s)?\b\??$", re.I)
+REASON_Q = re.compile(r"^\W*why\b|\bwhy (?:do|does|is|are|would|should|can't|won't)\b|"
+                      r"\bwhat (?:makes|causes)\b|\breason\b", re.I)
+NAMED_Q = re.compile(r"\bwhich\b|\bwhat (?:kind|type|sort|model|board|tool|library|engine|"
+                     r"version|middleware|sensor|camera|gpu|card)\b|\bwho\b", re.I)
+FIX_Q = re.compile(r"\b(?:error|fails?|failing|crash(?:es)?|won't|doesn't|does not|can't|"
+                   r"cannot|not (?:found|working)|refuses|stuck|hangs?|forever|fix|missing|"
+                   r"permission denied|no module)\b", re.I)
+LIST_Q = re.compile(r"\b(?:three|four|five|two|main|parts|components|steps|list|which "
+                    r"\w+s\b|what are the)\b", re.I)
+
+UNIT = (r"%|°|(?:k|m|g)?hz|ms|s|sec(?:onds?)?|min(?:utes?)?|h(?:ours?)?|days?|weeks?|months?|"
+        r"years?|mm|cm|m|km|m/s|km/h|kg|g|n|nm|n/m|v|w|kw|mah|wh|gb|mb|tb|tops|fps|dof|"
+        r"degrees?|meters?|metres?|times|x|fold|bits?|hours|usd|eur|fps|cores?|gpus?")
+NUMBER_RE = re.compile(rf"(?:[$€£]\s?\d[\d,.]*|\d[\d,.]*\+?(?:\s?[–—-]\s?\d[\d,.]*)?\+?\s?"
+                       rf"(?:{UNIT})\b|\b\d+(?:\.\d+)?\s?(?:to|-|–)\s?\d+(?:\.\d+)?\b|\b\d{{4}}\b)",
+                       re.I)
+ANY_NUMBER_RE = re.compile(r"\d")
+REASON_RE = re.compile(r"\b(?:because|since|so that|so the|so it|to avoid|to prevent|in order "
+                       r"to|otherwise|prevents?|due to|which means|as a result|therefore|"
+                       r"requires?|needs?|cannot|can't|without|too (?:slow|fast|much|little))\b",
+                       re.I)
+DEFINITION_RE = re.compile(r"\b(?:is|are|refers to|stands for|means|is called|known as|"
+                           r"defined as)\b|\(|:|—|–", re.I)
+NAME_RE = re.compile(r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z]{2,}\w*|[A-Z][a-z]+"
+                     r"(?:\s[A-Z0-9][\w-]*)+|\w+\d\w*)")
+FIX_RE = re.compile(r"\b(?:run|install|source|add|set|check|ensure|make sure|use|restart|"
+                    r"rebuild|export|sudo|update|enable|verify|solution|fix|cause)\b", re.I)
+
+
+# Units that point elsewhere, restate a problem or describe a lesson rather than answer.
+DETOUR_RE = re.compile(r"^(?:see|refer to|read|check (?:out )?the \w+(?: \w+)? (?:guide|section|"
+                       r"lesson|chapter|page|documentation|docs)|symptom|problem|error|issue|"
+                       r"estimated time|prerequisites?|duration|difficulty|next|related|"
+                       r"in this (?:lesson|section|chapter))\b", re.I)
+FIX_LEAD_RE = re.compile(r"^(?:cause|solution|fix|prevention|resolution|workaround)\b", re.I)
+
+
+def question_shape(question: str) -> str:
+    """The main kind of content the question asks for (first match wins)."""
+    for shape, pattern in ((NUMBER, NUMBER_Q), (REASON, REASON_Q), (FIX, FIX_Q),
+                           (DEFINITION, DEFINITION_Q), (NAMED, NAMED_Q), (LIST, LIST_Q)):
+        if pattern.search(question):
+            return shape
+    return OTHER
+
+
+def wants_list(question: str) -> bool:
+    return bool(LIST_Q.search(question))
+
+
+SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+(?:an?\s+|the\s+)?(.+?)(?:\s+(?:stand for|"
+                        r"mean|do|used for|for|and)\b|[,?;]|$)", re.I)
+ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
+
+
+def question_subject(question: str) -> str:
+    """What a definition question asks about ("What is colcon used for?" -> "colcon")."""
+    m = SUBJECT_RE.search(question)
+    return m.group(1).strip(" ?.,") if m else ""
+
+
+def defines(sentence: str, subject: str) -> bool:
+    """The sentence opens with the subject and then defines it ("X is ...", "X: ...", "X (...")."""
+    if not subject:
+        return False
+    head = sentence[: len(subject) + 40].lower()
+    at = head.find(subject.lower())
+    if at < 0 or at > 20:
+        return False
+    rest = head[at + len(subject):].lstrip(" *)")
+    return bool(re.match(r"(?:\(|:|—|–|-\s|is\b|are\b|refers\b|stands\b|means\b|provides\b)",
+                         rest))
+
+
+def expands(sentence: str, question: str) -> bool:
+    """An acronym of the question spelled out: "SDF (Simulation Description Format)" or
+    "Simulation Description Format (SDF)"."""
+    for acronym in ACRONYM_RE.findall(question):
+        letters = acronym.rstrip("s")
+        if re.search(rf"\b{re.escape(letters)}\s*\((?:[A-Z][\w-]*[\s-]*){{2,}}\)", sentence) or \
+                re.search(rf"(?:[A-Z][\w-]*[\s-]+){{1,}}[A-Z][\w-]*\s*\({re.escape(letters)}\)",
+                          sentence):
+            return True
+    return False
+
+
+def detour(sentence: str) -> bool:
+    return bool(DETOUR_RE.match(sentence))
+
+
+def shape_match(shape: str, sentence: str) -> float:
+    """+1 when the sentence has the content the shape wants, -1 when a number is wanted and the
+    sentence has none, 0 otherwise."""
+    if shape == NUMBER:
+        return 1.0 if NUMBER_RE.search(sentence) else (0.0 if ANY_NUMBER_RE.search(sentence)
+                                                        else -1.0)
+    if shape == FIX and FIX_LEAD_RE.match(sentence):
+        return 1.5
+    pattern = {REASON: REASON_RE, DEFINITION: DEFINITION_RE, NAMED: NAME_RE,
+               FIX: FIX_RE}.get(shape)
+    return 1.0 if pattern is not None and pattern.search(sentence) else 0.0
