@@ -36,6 +36,7 @@ bench: index
 	$(PY) bench/answer.py
 	$(PY) bench/audit.py
 	$(PY) bench/tuning.py
+	$(PY) bench/ingest.py
 
 clean:
 	rm -rf data/index data/audit.duckdb data/audit.duckdb.wal data/audit data/audit.spool tests/artifacts

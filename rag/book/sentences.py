@@ -32,7 +32,8 @@ QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challeng
 
 
 TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
-EXPANSION_RE = re.compile(r"\([A-Za-z][^)]{4,}\)")  # "VIO (Visual-Inertial Odometry)"
+# "VIO (Visual-Inertial Odometry)" or "Sensor Fusion (SF)": a heading that spells out an acronym
+EXPANSION_RE = re.compile(r"\([A-Za-z][^)]{4,}\)|\([A-Z][A-Z0-9]{1,7}\)")
 
 
 @dataclass(frozen=True)

@@ -86,12 +86,23 @@ def test_parse_and_strip_stated_confidence(reply: str, stated: float | None, res
     assert strip_stated_confidence(reply) == rest
 
 
-def test_pipeline_confidence_uses_the_best_hit_and_080(sample_index, sample_settings) -> None:
-    response = Pipeline(sample_index, sample_settings).answer(
+def test_pipeline_confidence_uses_the_best_hit_and_the_evidence(sample_index,
+                                                                sample_settings) -> None:
+    s = sample_settings
+    response = Pipeline(sample_index, s).answer(
         "What does the integral term of a PID controller correct?")
     best = response.retrieval.hits[0].blended
     assert best == max(h.blended for h in response.retrieval.candidates)
     c = response.confidence
-    assert (c.retrieval, c.generation) == (round(best, 4), 0.8)
-    assert c.score == round(0.6 * best + 0.32, 4)
-    assert c.level == confidence_level(c.score)
+    stated = response.draft.generation_confidence  # the best quoted unit's probability
+    assert stated is not None and 0.0 < stated < 1.0
+    assert stated == round(response.draft.supports[0], 4)
+    assert (c.retrieval, c.generation) == (round(best, 4), round(stated, 4))
+    assert c.score == round(0.6 * best + 0.4 * stated, 4)
+    assert c.level == confidence_level(c.score, s.level_high, s.level_medium)
+
+
+def test_levels_follow_the_embedders_calibrated_cut_offs() -> None:
+    assert score_confidence(0.5, 0.5).level == "low"  # the design's 0.85 / 0.70
+    assert score_confidence(0.5, 0.5, high=0.85, medium=0.5).level == "medium"
+    assert score_confidence(0.9, 0.9, high=0.85, medium=0.5).level == "high"

@@ -226,7 +226,7 @@ def test_follow_up_is_rewritten_by_the_llm_when_one_is_configured(
     assert turn["role"] == "user"
     assert "<follow_up>And how is it tuned?</follow_up>" in turn["content"]
     assert f"user: {PID_QUESTION}" in turn["content"]
-    assert "And how is it tuned?" in answer.body["messages"][-1]["content"]
+    assert "And how is it tuned?" in answer.body["messages"][-1]["content"][-1]["text"]
 
 
 def test_llm_rewrite_failure_falls_back_to_the_deterministic_rewrite(
@@ -236,7 +236,8 @@ def test_llm_rewrite_failure_falls_back_to_the_deterministic_rewrite(
     pipeline = Pipeline(sample_index, settings_for(llm="anthropic"), llm)
     response = pipeline.answer("And how is it tuned?", history=PID_HISTORY)
     assert response.metadata["retrieval_query"] == f"{PID_QUESTION} And how is it tuned?"
-    assert response.status == "success"
+    assert response.status in ("success", "partial")  # answered: the rewrite did not fail it
+    assert response.retrieval.hits[0].chunk.chapter_id == "pid-control"
 
 
 def test_only_the_last_history_messages_are_used(pipeline, settings_for) -> None:

@@ -188,10 +188,13 @@ def test_check_hedges() -> None:
     assert g.check_hedges("Maybelline is not a hedge.", DEFAULT_HEDGES) is None
 
 
-def test_book_sentences_quoted_by_the_extractive_answerer_are_not_speculation(pipeline) -> None:
+def test_book_sentences_quoted_by_the_extractive_answerer_are_not_speculation(
+        pipeline, settings_for) -> None:
+    # every quoted sentence holds "the": as a hedge word it would flag any answer
+    settings = settings_for(hedge_words=("the", *DEFAULT_HEDGES))
     response = pipeline.answer("Is Ziegler-Nichols a sensible way to tune a humanoid's joint "
-                               "gains, or is there a gentler procedure?")
-    assert g.check_hedges(response.draft.text, DEFAULT_HEDGES) is not None  # the book hedges
+                               "gains, or is there a gentler procedure?", settings=settings)
+    assert g.check_hedges(response.draft.text, settings.hedge_words) is not None
     assert g.CONFIDENCE_HEDGE not in response.reason_codes
     assert g.SPECULATIVE not in response.answer
 
@@ -253,7 +256,8 @@ def test_apply_guardrail_mode() -> None:
 def test_answer_without_markers_is_refused(claude_pipeline) -> None:
     reply = "The integral term removes steady-state error.\nConfidence: 0.9"
     response = claude_pipeline(reply).answer(PID_QUESTION)
-    assert (response.status, response.reason_codes) == ("refused", (g.CITATION_MISSING,))
+    assert response.status == "refused" and response.reason_codes[0] == g.CITATION_MISSING
+    assert g.CITATION_UNSUPPORTED in response.reason_codes  # and the claim is unverified
     assert response.answer == g.NOT_ENOUGH and response.citations == ()
 
 
@@ -264,13 +268,17 @@ UNCITED = ("The integral term removes steady-state error [S1]. It is also the be
 @pytest.mark.parametrize(("mode", "status"), [
     ("strict", "refused"), ("hybrid", "partial"), ("permissive", "partial")])
 def test_uncited_sentences_per_mode(claude_pipeline, mode: str, status: str) -> None:
+    """With citations checked claim by claim, an uncited statement is an unverified claim."""
     response = claude_pipeline(UNCITED, guardrail_mode=mode).answer(PID_QUESTION)
     assert response.status == status
-    assert g.CITATION_UNCITED_SENTENCES in response.reason_codes
+    assert g.CITATION_UNSUPPORTED in response.reason_codes
+    flagged = 'Unverified claim: "It is also the best way to make a humanoid dance."'
+    assert response.answer.startswith(flagged if status == "refused" else
+                                      "The integral term removes steady-state error")
     if status == "refused":
-        assert response.answer == g.NOT_ENOUGH and response.citations == ()
+        assert response.citations == ()
     else:
-        assert response.answer.endswith("1 sentence(s) carry no citation; treat them with care.")
+        assert flagged in response.answer
         assert [c.marker for c in response.citations] == ["S1"]
 
 

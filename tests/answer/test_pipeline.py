@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from rag.answer.extractive import SentenceVectors
+from rag.answer.evidence import SentenceVectors
 from rag.answer.pipeline import TIMEOUT_MESSAGE, Pipeline
 from rag.errors import AuditError, ProviderError
 from rag.index.vectors import VectorStore

@@ -1,0 +1,56 @@
+"""Question shapes and whether a sentence has the content a shape wants."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.shape import (
+    DEFINITION,
+    FIX,
+    NAMED,
+    NUMBER,
+    REASON,
+    defines,
+    detour,
+    expands,
+    question_shape,
+    question_subject,
+    shape_match,
+)
+
+
+@pytest.mark.parametrize(("question", "shape"), [
+    ("How many degrees of freedom does a humanoid have?", NUMBER),
+    ("How quickly does a humanoid reach the floor?", NUMBER),
+    ("Until when will ROS 2 Humble be supported?", NUMBER),
+    ("Why do encoders drift?", REASON),
+    ("I get ModuleNotFoundError: No module named 'rclpy'", FIX),
+    ("What does URDF stand for?", DEFINITION),
+    ("Which Jetson board should students use?", NAMED),
+])
+def test_question_shapes(question, shape):
+    assert question_shape(question) == shape
+
+
+def test_numbers_need_a_unit_or_a_range():
+    assert shape_match(NUMBER, "It hits the ground in 0.6 to 1.0 s.") == 1.0
+    assert shape_match(NUMBER, "A full-size humanoid has 20-40+ DOF.") == 1.0
+    assert shape_match(NUMBER, "It falls quickly.") == -1.0
+    assert shape_match(REASON, "It drifts because the bias is integrated.") == 1.0
+    assert shape_match(FIX, "Solution: source the setup file") == 1.5
+
+
+def test_definitions_and_acronyms():
+    assert question_subject("What is colcon, and which tool did it replace?") == "colcon"
+    assert question_subject("What does SDF stand for?") == "SDF"
+    assert defines("colcon is the ROS 2 build tool.", "colcon")
+    assert not defines("We build everything with colcon later.", "colcon")
+    assert expands("Work with SDF (Simulation Description Format)", "What does SDF stand for?")
+    assert expands("Unified Robot Description Format (URDF) is XML.", "What is URDF?")
+    assert not expands("URDF files describe robots.", "What is URDF?")
+
+
+def test_detours_point_elsewhere():
+    assert detour("See the Student Kit Guide for Jetson setup")
+    assert detour("Symptom: the node is not found")
+    assert not detour("The Jetson Orin Nano runs the trained policy.")

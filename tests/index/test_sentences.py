@@ -1,0 +1,72 @@
+"""Sentence vectors kept with the index: built at ingest, incremental, stale when missing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rag.index.build import content_status, sync_sections
+from rag.index.sentences import load_sentences, sync_sentences
+from rag.index.vectors import open_store
+from rag.types import Section
+
+
+class Counting:
+    """The real embedder, counting the texts it embeds."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.embedded = inner, 0
+        self.dim, self.name, self.model_id = inner.dim, inner.name, inner.model_id
+        self.max_tokens = inner.max_tokens
+
+    def embed_documents(self, texts, progress=None):
+        self.embedded += len(texts)
+        return self.inner.embed_documents(texts, progress)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+    def count_tokens_batch(self, texts):
+        return self.inner.count_tokens_batch(texts)
+
+
+def section(key: str, text: str) -> Section:
+    return Section("m", "ch", key, key.title(), "Chapter", ("Chapter", key.title()), True, text,
+                   None, "ch.md")
+
+
+def test_sentences_are_embedded_once_and_reused(tmp_path, embedder):
+    counting = Counting(embedder)
+    sections = [section("a", "The first sentence is here. The second one follows it."),
+                section("b", "Another section has its own sentence to say.")]
+    assert sync_sentences(tmp_path, sections, counting) == 3 and counting.embedded == 3
+    table = load_sentences(tmp_path, embedder.dim)
+    assert table.texts == ["The first sentence is here.", "The second one follows it.",
+                           "Another section has its own sentence to say."]
+    assert table.rows_for("m/ch#a") == [0, 1] and table.rows_for("m/ch#b") == [2]
+    # stored as float16: the same direction as embedding the sentence on its own
+    alone = embedder.embed_documents(["The second one follows it."])[0]
+    assert float(np.dot(table.vectors[1], alone)) > 0.999
+    sections[1] = section("b", "Another section has its own sentence to say. And a new one.")
+    assert sync_sentences(tmp_path, sections, counting) == 1  # only the new sentence
+    assert load_sentences(tmp_path, embedder.dim).texts[-1] == "And a new one."
+
+
+def test_a_missing_or_mismatched_table_reads_as_none(tmp_path, embedder):
+    assert load_sentences(tmp_path, embedder.dim) is None
+    sync_sentences(tmp_path, [section("a", "Just one sentence lives here.")], embedder)
+    assert load_sentences(tmp_path, embedder.dim + 1) is None  # another embedder's vectors
+
+
+def test_an_index_without_sentence_vectors_is_stale(tmp_path, embedder):
+    index_dir = tmp_path / "index"
+    store = open_store(index_dir)
+    try:
+        sections = [section("a", "Balance needs fast sensing of the body's own state.")]
+        sync_sections(sections, "bk", "hash1", index_dir, embedder, store, sentences=False)
+        status = content_status("bk", "hash1", index_dir, embedder)
+        assert not status["fresh"] and "sentence vectors" in status["reason"]
+        assert content_status("bk", "hash1", index_dir, embedder, sentences=False)["fresh"]
+        sync_sections(sections, "bk", "hash1", index_dir, embedder, store)
+        assert content_status("bk", "hash1", index_dir, embedder)["fresh"]
+    finally:
+        store.close()
