@@ -4,10 +4,11 @@
     .venv/bin/python bench/answer.py --index /tmp/folio-bench --rounds 10
 
 Every question of the set (default data/eval/questions.yaml; `--book` and `--questions` for
-another book) is asked once as a warm-up, reported separately (sentence vectors are kept with the
-index, so it differs from later passes only by caches), then `--rounds` more times timed. Reports p50/p95 of the whole call, the share of time per stage
-(context, retrieval with its embed/dense/bm25/fetch/rank breakdown, synthesis, guardrails) and the
-load average, because figures from a shared 2-core machine mean little without it.
+another book) is asked once as a warm-up, reported separately (sentence vectors are kept with
+the index, so it differs from later passes only by caches), then `--rounds` more times timed.
+Reports p50/p95 of the whole call, the share of time per stage (context, retrieval with its
+embed/dense/bm25/fetch/rank breakdown, synthesis, guardrails) and the load average, because
+figures from a shared 2-core machine mean little without it.
 Target: p95 <= 150 ms.
 """
 

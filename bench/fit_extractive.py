@@ -75,7 +75,7 @@ def main() -> int:
     args = parser.parse_args()
     sets = [s for s in DEFAULT_SETS if s[0].exists() and s[1].exists()]
     data = [collect(*s) for s in sets]
-    for (book, qs, _), (x, y, g) in zip(sets, data, strict=True):
+    for (_, qs, _), (_, y, g) in zip(sets, data, strict=True):
         print(f"{qs.name}: {len(np.unique(g))} questions, {len(y)} units, {y.sum()} hold a fact")
     if len(data) == 2:
         for a, b in ((0, 1), (1, 0)):

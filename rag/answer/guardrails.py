@@ -20,8 +20,6 @@ CITATION_UNSUPPORTED = "citation_unsupported"
 REASON_CODES = (CAPABILITY_CODE, CAPABILITY_REALTIME, CONTENT_NOT_COVERED, CONTENT_OFF_TOPIC,
                 CONFIDENCE_HEDGE, CONFIDENCE_LOW, CITATION_MISSING, CITATION_UNCITED_SENTENCES,
                 CITATION_UNRESOLVED, CITATION_UNSUPPORTED)
-REFUSAL_CODES = (CAPABILITY_CODE, CAPABILITY_REALTIME, CONTENT_NOT_COVERED, CONTENT_OFF_TOPIC,
-                 CITATION_MISSING)
 
 # Capability requests are judged by form, not topic: the book explains PID loops, so "How is the
 # loop implemented?" is a question about the book, while "Write a PID class" asks for code. Words

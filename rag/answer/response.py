@@ -14,8 +14,6 @@ from rag.answer.llm import says_not_covered
 from rag.answer.turn import Turn
 from rag.types import MODE_LABELS, Confidence, Draft, Response, Retrieval, Verdict
 
-SOFT_CODES = (g.CONFIDENCE_HEDGE, g.CONFIDENCE_LOW, g.CITATION_UNCITED_SENTENCES)
-
 
 def apply_guardrail_mode(verdicts: list[Verdict], mode: str) -> list[Verdict]:
     """strict: every violation overrides; permissive: only capability/content override;

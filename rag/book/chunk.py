@@ -130,10 +130,6 @@ def merge_tail(previous: list[tuple[str, int]], carried: int, tail: list[tuple[s
     return None
 
 
-def heading_prefix(section: Section) -> str:
-    return " > ".join(section.heading_path)
-
-
 def fit_heading_path(path: tuple[str, ...], limit: int, count: CountTokens) -> tuple[str, ...]:
     """The heading path, shortened from the top (then the last title cut) to fit `limit` tokens."""
     while len(path) > 1 and count([" > ".join(path)])[0] > limit:
