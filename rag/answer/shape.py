@@ -67,10 +67,6 @@ def question_shape(question: str) -> str:
     return OTHER
 
 
-def wants_list(question: str) -> bool:
-    return bool(LIST_Q.search(question))
-
-
 SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+(?:an?\s+|the\s+)?(.+?)(?:\s+(?:stand for|"
                         r"mean|do|used for|for|and)\b|[,?;]|$)", re.I)
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")

@@ -135,3 +135,17 @@ def test_extractive_without_a_question_vector_uses_words(sample_index, sample_se
     hits = retrieve(sample_index, QUESTION, sample_settings.retrieval).hits
     draft = extractive_draft(QUESTION, hits, table=sample_index.sentences, query_vector=None)
     assert draft.quotes and "integral" in " ".join(draft.quotes).lower()
+
+
+def test_a_second_unit_covers_the_other_part_of_the_question(embedder) -> None:
+    text = ("A PD loop combines a proportional term with a derivative term. "
+            "The proportional term alone makes the joint ring like a spring. "
+            "Many robots run the loop at one kilohertz on the motor driver. "
+            "Damping comes from the derivative term, which opposes the joint's velocity.")
+    question = "What is a PD loop, and where does its damping come from?"
+    draft = extractive_draft(question, [make_hit(text, "pd", 0.6)],
+                             query_vector=embedder.embed_query(question),
+                             embed=embedder.embed_documents, max_sentences=2)
+    assert draft.quotes[0] == "A PD loop combines a proportional term with a derivative term."
+    assert draft.quotes[1] == ("Damping comes from the derivative term, which opposes the "
+                               "joint's velocity.")  # adds "damping", not just more "PD loop"
