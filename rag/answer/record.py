@@ -2,8 +2,8 @@
 audit log stores (its keys are the audit columns), and the Response read back from it.
 
 Keys an audit row adds (log_id, session_id, client_id, app_version) are the log's, not the
-answer's; keys the audit table has no column for (answer_quotes, clear_selection) stay in the
-browser history only.
+answer's; keys the audit table has no column for (answer_quotes, answer_supports,
+clear_selection) stay in the browser history only.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def _answer_fields(response: Response, meta: dict[str, Any]) -> dict[str, Any]:
         "llm_prompt": d.prompt if d else "", "llm_response": d.raw_response if d else "",
         "answer_text": response.answer or "",
         "answer_quotes": list(d.quotes) if d else [],
+        "answer_supports": [round(float(x), 4) for x in d.supports] if d else [],
         "confidence_score": _number(c.score), "confidence_level": c.level,
         "retrieval_confidence": _number(c.retrieval),
         "generation_confidence": _number(c.generation),

@@ -38,7 +38,9 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     assert "Confidence 0." in text
     assert [e.label for e in app.expander if e.label == "Why this answer"]
     why = next(e for e in app.expander if e.label == "Why this answer")
-    hits = why.dataframe[0].value
+    quoted, hits = why.dataframe[0].value, why.dataframe[1].value
+    assert list(quoted.columns) == ["#", "quoted unit", "probability"]
+    assert quoted["quoted unit"].iloc[0] in markdown_text(app)  # the lead unit, as answered
     assert list(hits.columns) == ["#", "section", "dense", "BM25", "blended"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
 

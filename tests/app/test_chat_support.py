@@ -40,6 +40,7 @@ from pages.components.common.tables import (
     candidates_frame,
     contributions_frame,
     kpi_values,
+    quote_frame,
     rank_changes,
     section_name,
     turn_hits_frame,
@@ -337,3 +338,9 @@ def test_book_sections_in_book_order_and_selection_names():
     assert labels == {"mod/chap#a": "Chapter › Section a", "mod/chap#b": "Chapter › Section b"}
     assert section_name("mod/chap#b", labels, with_chapter=False) == "Section b"
     assert section_name("/selection#", labels) == "Pasted selection"
+
+
+def test_quoted_units_are_listed_with_their_probability():
+    frame = quote_frame(["First unit.", "Second unit."], [0.61, 0.2])
+    assert list(frame.columns) == ["#", "quoted unit", "probability"]
+    assert frame.loc[0, "quoted unit"] == "First unit." and frame.loc[1, "probability"] == 0.2

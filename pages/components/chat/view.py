@@ -16,7 +16,7 @@ from pages.components.common.format import (
     verdict_caption,
 )
 from pages.components.common.shared import link_base_url
-from pages.components.common.tables import turn_hits_frame
+from pages.components.common.tables import quote_frame, turn_hits_frame
 from rag.types import MODE_NAMES
 
 SELECTION_KEY = "_folio_selection"  # survives mode switches (widget state would not)
@@ -124,6 +124,12 @@ def _why(turn: dict) -> None:
         rewritten = query.strip() != question.strip()
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}"
                     + (" *(the question read in its conversation)*" if rewritten else ""))
+        quotes, supports = turn.get("answer_quotes") or [], turn.get("answer_supports") or []
+        if quotes and len(supports) == len(quotes):
+            st.markdown("**Quoted from the book** (the model's probability that each unit holds "
+                        "the answer; the first one leads)")
+            st.dataframe(quote_frame(quotes, supports), hide_index=True, width="stretch",
+                         column_config={"probability": SCORE})
         hits = turn.get("chunks_returned") or []
         if hits:
             st.dataframe(turn_hits_frame(hits), hide_index=True, width="stretch",

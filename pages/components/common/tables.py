@@ -96,6 +96,12 @@ def rank_changes(before: Retrieval, after: Retrieval) -> pd.DataFrame:
                                        "rank_before", "blended_before", "chunk_id"])
 
 
+def quote_frame(quotes: Sequence[str], supports: Sequence[float]) -> pd.DataFrame:
+    """The units an extractive answer quoted, with each one's probability of holding the answer."""
+    return pd.DataFrame({"#": range(1, len(quotes) + 1), "quoted unit": list(quotes),
+                         "probability": list(supports)})
+
+
 def turn_hits_frame(hits: Sequence[dict]) -> pd.DataFrame:
     """The hits a chat answer drew on (a record's `chunks_returned`)."""
     return pd.DataFrame([{"#": i, "section": f"{h.get('chapter_title', '')} › "
