@@ -39,4 +39,4 @@ bench: index
 	$(PY) bench/ingest.py
 
 clean:
-	rm -rf data/index data/audit.duckdb data/audit.duckdb.wal data/audit data/audit.spool tests/artifacts
+	rm -rf data/index data/audit.duckdb data/audit.duckdb.wal data/audit data/audit.spool tests/app/artifacts

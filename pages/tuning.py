@@ -105,7 +105,7 @@ st.caption("Every dense weight (0–1, step 0.05) × threshold (0–1, step 0.01
            "your objective recommends, whether the answers hold their key facts, and what it "
            "would change for questions already asked.")
 try:
-    active = question_set_panel()
+    active = question_set_panel(sorted({c.section_ref for c in ctx.index.chunks}))
 except RagError as e:
     st.error(str(e), icon=":material/error:")
     st.stop()

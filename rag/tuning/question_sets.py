@@ -9,11 +9,12 @@ import io
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
+from rag.tuning.metrics import match_mask
 from rag.tuning.questions import FIELDS, Question, parse_csv_questions, parse_yaml_questions
 
 EVAL_DIR_ENV = "RAG_EVAL_DIR"
@@ -32,6 +33,23 @@ def list_question_sets(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def best_set_for(paths: Sequence[Path], section_refs: Iterable[str]) -> Path | None:
+    """The set whose expected entries match most of this book's sections (a folder may hold
+    sets for several books); the first set when none matches or none parses."""
+    refs = set(section_refs)
+    best, best_hits = None, 0
+    for path in paths:
+        try:
+            questions = parse_question_text(path.read_text(encoding="utf-8-sig"), path.name)
+        except (InputError, OSError, UnicodeDecodeError):
+            continue
+        entries = [e for q in questions for e in q.expected_sections]
+        hits = sum(1 for e in entries if any(match_mask((e,), r) for r in refs))
+        if hits > best_hits:
+            best, best_hits = path, hits
+    return best or (paths[0] if paths else None)
 
 
 def decode_upload(data: bytes, name: str) -> str:

@@ -8,6 +8,7 @@ import pytest
 from pages.components.tuning.set_table import editable_frame, questions_frame, questions_from_frame
 from rag.errors import InputError
 from rag.tuning.question_sets import (
+    best_set_for,
     content_hash,
     decode_upload,
     eval_dir,
@@ -101,3 +102,18 @@ def test_eval_dir_follows_the_environment(tmp_path):
     assert eval_dir({"RAG_EVAL_DIR": str(tmp_path)}) == tmp_path
     assert eval_dir({}).parts[-2:] == ("data", "eval")
     assert isinstance(questions_frame([]), pd.DataFrame)
+
+
+def test_the_default_set_is_the_one_written_for_this_book(tmp_path):
+    other = tmp_path / "a-other-book.yaml"
+    other.write_text('questions:\n  - question: "Where is the lab?"\n'
+                     '    expected_sections: ["lab-setup#rooms"]\n')
+    mine = tmp_path / "b-this-book.yaml"
+    mine.write_text('questions:\n  - question: "What does the integral term do?"\n'
+                    '    expected_sections: ["pid-control#integral"]\n')
+    broken = tmp_path / "c-broken.yaml"
+    broken.write_text("questions: [")
+    paths = [other, mine, broken]
+    assert best_set_for(paths, ["pid-control#integral", "pid-control#tuning"]) == mine
+    assert best_set_for(paths, ["unrelated#x"]) == other  # nothing matches: the first
+    assert best_set_for([], ["pid-control#integral"]) is None

@@ -119,7 +119,7 @@ def figures_and_margin(rec: Recommendation, current: dict[str, float],
 
 def calibration_table(result: SweepResult, w: float, t: float, is_recommended: bool) -> None:
     where = "the recommended point" if is_recommended else "the chosen point"
-    st.markdown(f"**Reliability at {where} (dense {w:.2f} · threshold {t:.2f})**")
+    st.markdown(f"**Retrieval reliability at {where} (dense {w:.2f} · threshold {t:.2f})**")
     st.dataframe(calibrate(result, w, t), hide_index=True, width="stretch",
                  key="tuning_calibration",
                  column_config={"level": "Level", "answered": st.column_config.NumberColumn(
@@ -129,9 +129,11 @@ def calibration_table(result: SweepResult, w: float, t: float, is_recommended: b
                                 "rate": st.column_config.NumberColumn("Rate", format="percent"),
                                 "false_answers": st.column_config.NumberColumn(
                                     "False answers", help="Out-of-scope questions answered")})
-    st.caption("Confidence here is 0.6 × best blended + 0.4 × 0.80 (no stated generation "
-               "confidence); high > 0.85, medium 0.70–0.85, low < 0.70. A calibrated setting "
-               "cites an expected section more often at higher levels.")
+    st.caption("Retrieval alone, before any answer is written: confidence here is 0.6 × best "
+               "blended + 0.4 × 0.80 (a fixed generation part) with the design's levels (high > "
+               "0.85, medium 0.70–0.85). A calibrated setting cites an expected section more "
+               "often at higher levels. The answers' own confidence and levels are under "
+               "Answers above.")
 
 
 def _metric(label: str, value: float | None, before: float | None, colors: str) -> None:

@@ -15,6 +15,7 @@ from pages.components.tuning.set_table import editable_frame, questions_frame, q
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
 from rag.tuning.question_sets import (
+    best_set_for,
     decode_upload,
     eval_dir,
     list_question_sets,
@@ -58,11 +59,14 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _source(folder: Path) -> tuple[str, str, Path | None] | None:
+def _source(folder: Path, section_refs: list[str]) -> tuple[str, str, Path | None] | None:
     """(name, text, path) of the picked or uploaded set; None until a file is uploaded."""
     if pending := st.session_state.pop(PENDING_KEY, None):
         st.session_state[SET_KEY] = pending  # a set just saved becomes the picked one
-    names = [p.name for p in list_question_sets(folder)]
+    paths = list_question_sets(folder)
+    names = [p.name for p in paths]
+    if SET_KEY not in st.session_state and (best := best_set_for(paths, section_refs)):
+        st.session_state[SET_KEY] = best.name  # the set written for this book, not the first
     pick, upload = st.columns([2, 3], gap="medium")
     with pick:
         choice = st.selectbox("Question set", [*names, UPLOAD], key=SET_KEY,
@@ -94,9 +98,9 @@ def _differs(a: pd.DataFrame, b: pd.DataFrame) -> bool:
         b.astype(object).where(b.notna(), "").astype(str))
 
 
-def question_set_panel() -> ActiveSet | None:
+def question_set_panel(section_refs: list[str]) -> ActiveSet | None:
     folder = eval_dir()
-    source = _source(folder)
+    source = _source(folder, section_refs)
     if source is None:
         return None
     name, text, path = source
