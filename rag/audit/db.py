@@ -18,16 +18,25 @@ import duckdb
 from rag.errors import AuditError
 
 LOCK_POLL_S = 0.1
-_LOCK_MARKERS = ("could not set lock", "conflicting lock")
+LOCK_MARKERS = ("could not set lock", "conflicting lock")
+
+
+# What a truncated or overwritten file raises: on open, on the first read, or on an insert.
+DAMAGE_ERRORS = (duckdb.IOException, duckdb.TransactionException, duckdb.FatalException,
+                 duckdb.InternalException, duckdb.SerializationException)
 
 
 class AuditDatabaseBusy(AuditError):
     """Another process holds the audit database file; entries wait in the spool meanwhile."""
 
 
+class AuditDatabaseDamaged(AuditError):
+    """The audit file cannot be read (truncated, overwritten); entries wait in the spool."""
+
+
 def is_lock_error(error: Exception) -> bool:
     return isinstance(error, duckdb.IOException) and any(
-        m in str(error).lower() for m in _LOCK_MARKERS)
+        m in str(error).lower() for m in LOCK_MARKERS)
 
 
 def busy_error(path: Path, error: Exception, spool_dir: Path | None = None) -> AuditDatabaseBusy:
@@ -40,6 +49,15 @@ def busy_error(path: Path, error: Exception, spool_dir: Path | None = None) -> A
         f"until it goes idle, then try again (or set RAG_AUDIT_DB to another file).")
 
 
+def damaged_error(path: Path, error: Exception,
+                  spool_dir: Path | None = None) -> AuditDatabaseDamaged:
+    spool = f" ({spool_dir})" if spool_dir else ""
+    return AuditDatabaseDamaged(
+        f"The audit file {path} is damaged ({str(error).splitlines()[0]}); move it aside, e.g. "
+        f"`mv {path} {path}.broken`; answers are kept in the spool{spool} and will be imported "
+        f"into a new file.")
+
+
 def connect(path: Path, wait_s: float, spool_dir: Path | None = None,
             **kwargs: object) -> duckdb.DuckDBPyConnection:
     """duckdb.connect that waits up to wait_s for another process to let go of the file."""
@@ -48,9 +66,12 @@ def connect(path: Path, wait_s: float, spool_dir: Path | None = None,
         try:
             return duckdb.connect(str(path), **kwargs)
         except duckdb.Error as e:
-            if not is_lock_error(e):
+            # not ours at all (RAG_AUDIT_DB pointing at another file): a setting to fix
+            if any(m in str(e).lower() for m in ("permission denied", "not a valid duckdb")):
                 raise AuditError(f"The audit database {path} cannot be opened ({e}); move it "
                                  f"aside or set RAG_AUDIT_DB to another file.") from e
+            if not is_lock_error(e):
+                raise damaged_error(path, e, spool_dir) from e
             if time.monotonic() >= deadline:
                 raise busy_error(path, e, spool_dir) from e
         time.sleep(LOCK_POLL_S)
@@ -95,6 +116,9 @@ class SharedDatabase:
                 con = connect(self.path, wait_s, spool_dir)
                 try:
                     self._prepare(con)
+                except DAMAGE_ERRORS as e:  # it opened, but its blocks cannot be read
+                    con.close()
+                    raise damaged_error(self.path, e, spool_dir) from e
                 except BaseException:
                     con.close()
                     raise

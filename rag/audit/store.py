@@ -27,7 +27,13 @@ import pandas as pd
 
 import rag
 from rag.audit.console import check_statement, run_console_query
-from rag.audit.db import AuditDatabaseBusy, SharedDatabase
+from rag.audit.db import (
+    DAMAGE_ERRORS,
+    AuditDatabaseBusy,
+    AuditDatabaseDamaged,
+    SharedDatabase,
+    damaged_error,
+)
 from rag.audit.filters import STATUSES, AuditFilters
 from rag.audit.importer import SpoolSnapshot, commit_files, default_archive_dir, default_spool_dir
 from rag.audit.queries import AuditReader
@@ -38,11 +44,13 @@ from rag.audit.spool import Segment, SpoolWriter, claim_segments, release
 from rag.errors import AuditError, ConfigError
 from rag.types import Response
 
-__all__ = ["AuditDatabaseBusy", "AuditFilters", "AuditStore", "SpoolSnapshot", "STATUSES"]
+__all__ = ["AuditDatabaseBusy", "AuditDatabaseDamaged", "AuditFilters", "AuditStore",
+           "SpoolSnapshot", "STATUSES"]
 log = logging.getLogger(__name__)
 LOCK_TIMEOUT_S = 2.0  # how long reads and maintenance wait for another process to let go
 IDLE_RELEASE_S = 2.0  # close the DuckDB file after this long unused, so other processes can open it
 BUSY_RETRY_S = 2.0
+DAMAGED_RETRY_S = 30.0  # a damaged file stays damaged until someone moves it aside
 # While DuckDB is busy, seal now and then anyway: the process holding it can import sealed
 # segments, and one import stays bounded.
 BUSY_SEAL_S = 30.0
@@ -97,6 +105,7 @@ class AuditStore(AuditReader):
         self._closed = False
         self._next_try = 0.0
         self.unavailable = ""  # why DuckDB is not reachable right now ("" when it is)
+        self._warned_damaged = False
         self._open_database()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"audit-writer:{self.db_path.name}")
@@ -108,12 +117,19 @@ class AuditStore(AuditReader):
         try:
             with self._db.connection(0.0, self.spool_dir):
                 pass
-        except AuditDatabaseBusy as e:
-            self.unavailable = str(e)  # keep answering into the spool meanwhile
+        except (AuditDatabaseBusy, AuditDatabaseDamaged) as e:
+            self._note_unavailable(e)  # keep answering into the spool meanwhile
         except BaseException:
             self._spool.close()
             self._db.release()
             raise
+
+    def _note_unavailable(self, error: AuditError) -> None:
+        """Remember why DuckDB is out of reach; say it once (stderr on the CLI) if it is damage."""
+        self.unavailable = str(error)
+        if isinstance(error, AuditDatabaseDamaged) and not self._warned_damaged:
+            self._warned_damaged = True
+            log.warning("%s", error)
 
     def __enter__(self) -> AuditStore:
         return self
@@ -144,6 +160,8 @@ class AuditStore(AuditReader):
         self._thread.join()
         try:
             self._import(self._lock_timeout_s if self._spool.pending else 0.0)
+        except AuditDatabaseDamaged as e:
+            self._note_unavailable(e)
         except AuditError as e:
             log.info("audit entries stay in %s until the next start: %s", self.spool_dir, e)
         finally:
@@ -160,7 +178,11 @@ class AuditStore(AuditReader):
                     self.unavailable = ""
                     if self._spool.seal():
                         claimed += claim_segments(self.spool_dir)
-                    return self._import_segments(con, claimed)
+                    try:
+                        return self._import_segments(con, claimed)
+                    except DAMAGE_ERRORS as e:  # opened, but blocks past a truncation are gone
+                        self._db.close()
+                        raise damaged_error(self.db_path, e, self.spool_dir) from e
             finally:
                 release(claimed, delete=False)
 
@@ -196,6 +218,9 @@ class AuditStore(AuditReader):
                     self.unavailable = ""
             self._import(0.0)
             self._db.close_if_idle(self._idle_release_s)
+        except AuditDatabaseDamaged as e:
+            self._note_unavailable(e)
+            self._next_try = time.monotonic() + DAMAGED_RETRY_S
         except AuditDatabaseBusy as e:
             self.unavailable = str(e)
             self._next_try = time.monotonic() + BUSY_RETRY_S

@@ -18,7 +18,14 @@ from typing import Any
 import pandas as pd
 
 from rag.audit.queries import AuditReader
-from rag.audit.store import STATUSES, AuditDatabaseBusy, AuditFilters, AuditStore, SpoolSnapshot
+from rag.audit.store import (
+    STATUSES,
+    AuditDatabaseBusy,
+    AuditDatabaseDamaged,
+    AuditFilters,
+    AuditStore,
+    SpoolSnapshot,
+)
 from rag.commands.common import print_json
 from rag.config import load_settings
 from rag.errors import AuditError, InputError
@@ -102,11 +109,12 @@ def _store(args: argparse.Namespace) -> Iterator[AuditStore]:
 
 @contextmanager
 def _reader(args: argparse.Namespace) -> Iterator[tuple[AuditReader, bool]]:
-    """The store, or the spool snapshot (+ archive) when another process holds the file."""
+    """The store, or the spool snapshot (+ archive) when the file is held by another process or
+    damaged."""
     with _store(args) as store:
         try:
             store.flush()
-        except AuditDatabaseBusy as e:
+        except (AuditDatabaseBusy, AuditDatabaseDamaged) as e:
             snapshot = SpoolSnapshot(store.db_path, store.spool_dir)
             print(f"note: {e} Showing only the {snapshot.entries} entries still in the spool "
                   f"and the archived months, not the whole log.", file=sys.stderr)
