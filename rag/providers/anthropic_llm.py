@@ -17,7 +17,7 @@ from typing import Any
 
 from rag.config import get_secret
 from rag.errors import ConfigError, ProviderError
-from rag.providers.base import LLM, CitedSpan, Document, Message, ReplyBlock
+from rag.providers.base import LLM, CitedSpan, Document, Message, ReplyBlock, seconds_left
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MISSING_KEY = ("Claude answers need ANTHROPIC_API_KEY: set it in the environment or "
@@ -46,6 +46,7 @@ class AnthropicLLM(LLM):
     def generate(self, system: str, messages: list[Message], max_tokens: int,
                  timeout: float) -> str:
         errors = sdk_errors()
+        timeout = within_deadline(timeout)
         request = self._request(system, messages, max_tokens, timeout)
         try:
             reply = self.client().messages.create(**request)
@@ -56,6 +57,7 @@ class AnthropicLLM(LLM):
     def stream(self, system: str, messages: list[Message], max_tokens: int,
                timeout: float) -> Iterator[str]:
         errors = sdk_errors()
+        timeout = within_deadline(timeout)
         request = self._request(system, messages, max_tokens, timeout)
         try:
             with self.client().messages.stream(**request) as reply:
@@ -66,6 +68,7 @@ class AnthropicLLM(LLM):
     def generate_cited(self, system: str, messages: list[Message], documents: list[Document],
                        max_tokens: int, timeout: float) -> list[ReplyBlock]:
         errors = sdk_errors()
+        timeout = within_deadline(timeout)
         request = self._request(system, messages, max_tokens, timeout, documents)
         try:
             reply = self.client().messages.create(**request)
@@ -76,6 +79,7 @@ class AnthropicLLM(LLM):
     def stream_cited(self, system: str, messages: list[Message], documents: list[Document],
                      max_tokens: int, timeout: float) -> Iterator[str | ReplyBlock]:
         errors = sdk_errors()
+        timeout = within_deadline(timeout)
         request = self._request(system, messages, max_tokens, timeout, documents)
         try:
             with self.client().messages.stream(**request) as reply:
@@ -113,7 +117,7 @@ class AnthropicLLM(LLM):
         import httpx2
 
         if isinstance(error, anthropic.APITimeoutError | httpx2.TimeoutException):
-            return f"Claude did not answer within {timeout:g} s."
+            return f"Claude did not answer within {timeout:.3g} s."
         url = str(self.client().base_url).rstrip("/")
         if isinstance(error, anthropic.APIConnectionError):
             return f"Could not reach Claude at {url}."
@@ -136,6 +140,13 @@ class AnthropicLLM(LLM):
             return (f"Claude does not know the model {self.model!r} (404); set RAG_LLM_MODEL "
                     "to a current model name.")
         return f"Claude refused the request (HTTP {status}): {detail}"
+
+
+def within_deadline(timeout: float) -> float:
+    """The caller's timeout, cut so the call gives up by the stage's network deadline (then the
+    pipeline still has time to answer extractively instead of timing out)."""
+    left = seconds_left()
+    return timeout if left is None else max(min(timeout, left), 0.05)
 
 
 def document_block(document: Document) -> dict[str, Any]:

@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
+
+# When the network calls of the current stage must have given up (time.monotonic()); None: no
+# limit but each provider's own timeout. A context variable, so it reaches the embedder through
+# retrieval code that knows nothing of budgets, and stays with the thread that set it.
+_DEADLINE: ContextVar[float | None] = ContextVar("folio_network_deadline", default=None)
+
+
+@contextmanager
+def network_deadline(seconds: float) -> Iterator[None]:
+    """Network calls made inside give up within `seconds` (or an earlier enclosing limit)."""
+    deadline = time.monotonic() + max(seconds, 0.0)
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(deadline if outer is None else min(outer, deadline))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def seconds_left() -> float | None:
+    """Time left before the current network deadline, or None when there is none."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()
 
 
 class Embedder(ABC):

@@ -18,7 +18,7 @@ import numpy as np
 
 from rag.config import get_secret
 from rag.errors import ConfigError, ProviderError
-from rag.providers.base import Embedder
+from rag.providers.base import Embedder, seconds_left
 
 DEFAULT_MODEL = "embed-english-v3.0"
 DEFAULT_URL = "https://api.cohere.com"
@@ -26,6 +26,11 @@ INPUT_TYPES = {"document": "search_document", "query": "search_query"}
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 8.0
 RETRY_AFTER_CAP_S = 30.0  # a server asking for longer is reported, not waited on for minutes
+# Under a deadline (a question's retrieval budget, 2 s by default) a call retries once, quickly,
+# and only when a useful attempt still fits; the full backoff (0.5+1+2+4 s) is for ingest.
+DEADLINE_RETRIES = 1
+DEADLINE_RETRY_PAUSE_S = 0.1
+MIN_ATTEMPT_S = 0.2
 KEY_REJECTED = (401, 403, 498)  # 498 is Cohere's "invalid token"
 WORDPIECE_MARGIN = 1.1
 WORDS_TO_TOKENS = 1.5
@@ -62,9 +67,10 @@ class CohereEmbedder(Embedder):
 
     def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
         client = self.client()
-        response = self._with_retries(lambda: client.embed(
+        response = self._with_retries(lambda timeout: client.embed(
             texts=texts, model=self.model_id, input_type=INPUT_TYPES[input_type],
-            embedding_types=["float"], truncate="END"))
+            embedding_types=["float"], truncate="END",
+            request_options={"timeout": timeout, "max_retries": 0}))
         vectors = response.embeddings.float_ if response.embeddings else None
         if not vectors or len(vectors) != len(texts):
             raise ProviderError(f"Cohere returned {len(vectors or [])} embeddings for "
@@ -83,33 +89,56 @@ class CohereEmbedder(Embedder):
             self._client = cohere.ClientV2(**options)
         return self._client
 
-    def _with_retries(self, call: Callable[[], Any]) -> Any:
-        """Run call, retrying 429, 5xx, timeouts and connection errors with backoff."""
+    def _with_retries(self, call: Callable[[float], Any]) -> Any:
+        """Run call(timeout), retrying 429, 5xx, timeouts and connection errors with backoff;
+        under a network deadline, once and briefly, giving up before the deadline passes."""
         import httpx
         from cohere.core.api_error import ApiError
         from cohere.core.parse_error import ParsingError
 
-        attempts = max(self.max_retries, 0) + 1
+        bounded = seconds_left() is not None
+        retries = min(self.max_retries, DEADLINE_RETRIES) if bounded else self.max_retries
+        attempts = max(retries, 0) + 1
         for attempt in range(attempts):
             last = attempt == attempts - 1
+            timeout = self._attempt_timeout()
             try:
-                return call()
+                return call(timeout)
             except ApiError as e:
                 status = e.status_code or 0
-                if last or not (status == 429 or status >= 500):
-                    raise ProviderError(self._describe_status(status, e.body)) from e
-                self.sleep(retry_delay(attempt, e.headers))
+                if last or not (status == 429 or status >= 500) or \
+                        not self._pause(retry_delay(attempt, e.headers)):
+                    raise ProviderError(self._describe_status(status, e.body, attempt)) from e
             except httpx.TransportError as e:
-                if last:
-                    raise ProviderError(self._unreachable(e)) from e
-                self.sleep(retry_delay(attempt, None))
+                if last or not self._pause(retry_delay(attempt, None)):
+                    raise ProviderError(self._unreachable(e, timeout)) from e
             except ParsingError as e:
                 raise ProviderError(f"Cohere sent an embed response Folio could not read ({e}); "
                                     "try again, or use RAG_EMBEDDER=local.") from e
         raise AssertionError("unreachable: every attempt returns, raises or retries")
 
-    def _describe_status(self, status: int, body: Any) -> str:
-        retries = f"after {self.max_retries} retries"
+    def _attempt_timeout(self) -> float:
+        """This attempt's timeout: ours, cut to the time left before the deadline."""
+        left = seconds_left()
+        if left is None:
+            return self.timeout
+        if left < MIN_ATTEMPT_S:
+            raise ProviderError("Cohere was not asked: the time for this step had run out; try "
+                                "again, or use RAG_EMBEDDER=local.")
+        return min(self.timeout, left)
+
+    def _pause(self, delay: float) -> bool:
+        """Wait before a retry; False (no wait) when a retry would not fit the deadline."""
+        left = seconds_left()
+        if left is not None:
+            delay = DEADLINE_RETRY_PAUSE_S
+            if left < delay + MIN_ATTEMPT_S:
+                return False
+        self.sleep(delay)
+        return True
+
+    def _describe_status(self, status: int, body: Any, retried: int) -> str:
+        retries = f"after {retried} retries"
         if status in KEY_REJECTED:
             return f"Cohere rejected the API key ({status}). Check COHERE_API_KEY."
         if status == 429:
@@ -122,12 +151,12 @@ class CohereEmbedder(Embedder):
                     "try again, or use RAG_EMBEDDER=local.")
         return f"Cohere refused the request (HTTP {status}): {error_message(body)}"
 
-    def _unreachable(self, error: Exception) -> str:
+    def _unreachable(self, error: Exception, timeout: float) -> str:
         import httpx
 
         url = self.base_url or DEFAULT_URL
         if isinstance(error, httpx.TimeoutException):
-            return (f"Cohere at {url} did not answer within {self.timeout:g} s; try again, "
+            return (f"Cohere at {url} did not answer within {timeout:.3g} s; try again, "
                     "or use RAG_EMBEDDER=local.")
         return (f"Could not reach Cohere at {url} ({type(error).__name__}); check the network "
                 "or COHERE_BASE_URL, or use RAG_EMBEDDER=local.")

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag.config.check import check_settings_data, shown_path, url_template_problem
 from rag.errors import ConfigError
 from rag.types import RetrievalSettings
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
 SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_API_KEY")
+DOCUSAURUS_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts")
+DOCUSAURUS_TITLE = re.compile(r"^\s*title:\s*(['\"`])(.+?)\1\s*,?\s*$", re.MULTILINE)
+MAX_BUDGET_S = 600.0
+MAX_LLM_TOKENS = 8192
+MAX_HISTORY_MESSAGES = 50
 DEFAULT_HEDGES = ("i think", "maybe", "possibly", "probably", "unclear", "might be", "not sure")
 
 
@@ -70,7 +77,7 @@ class Settings:
 
     @property
     def resolved_title(self) -> str:
-        return self.book_title or self.book_dir.name.replace("-", " ").replace("_", " ").title()
+        return self.book_title or title_of_book(self.book_dir)
 
     def snapshot(self) -> dict[str, Any]:
         """What the audit log records: no paths that could hold secrets, no keys."""
@@ -97,13 +104,32 @@ def get_secret(name: str) -> str:
     return ""
 
 
+def title_of_book(book_dir: Path) -> str:
+    """The title a Docusaurus site gives itself, else the book folder's name ("docs" is the
+    folder of a Docusaurus site, so its parent's name is the book's)."""
+    for folder in (book_dir, book_dir.parent):
+        for name in DOCUSAURUS_CONFIGS:
+            config = folder / name
+            try:
+                found = DOCUSAURUS_TITLE.search(config.read_text(encoding="utf-8")[:100_000])
+            except (OSError, UnicodeDecodeError):
+                continue
+            if found:
+                return found.group(2).strip()
+    folder = book_dir.parent if book_dir.name == "docs" else book_dir
+    return folder.name.replace("-", " ").replace("_", " ").title()
+
+
 def read_settings_file(path: Path) -> dict[str, Any]:
+    """The parsed file, its every value checked for type ({} when there is no file)."""
     if not path.is_file():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path} is not valid TOML ({e}); fix or delete it.") from e
+    check_settings_data(data, path)
+    return data
 
 
 def _from_file(data: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +192,8 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
     values.update({k: v for k, v in overrides.items() if v is not None})
     for key in ("book_dir", "index_dir", "audit_db", "settings_file"):
         values[key] = Path(values[key]) if key in values else getattr(Settings, key)
+    if "book_title" not in overrides and not same_folder(values["book_dir"], Settings.book_dir):
+        values.pop("book_title", None)  # [book] title names the settings file's book, not this
     if overrides.get("threshold") is not None and "threshold_source" not in overrides:
         values["threshold_source"] = "set explicitly"
     elif "threshold" in env_values:
@@ -188,7 +216,13 @@ def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Se
     return validate_settings(dataclasses.replace(settings, **changes))
 
 
+def same_folder(a: Path, b: Path) -> bool:
+    return a.expanduser().resolve() == b.expanduser().resolve()
+
+
 def validate_settings(s: Settings) -> Settings:
+    """Ranges and relations; the messages name the setting as settings.toml spells it."""
+    file, embedder = shown_path(s.settings_file), f"[embedders.{s.embedder}]"
     checks = [
         (0.0 <= s.w_dense <= 1.0, f"dense weight {s.w_dense} must be between 0 and 1"),
         (0.0 <= s.threshold <= 1.0, f"threshold {s.threshold} must be between 0 and 1"),
@@ -197,7 +231,40 @@ def validate_settings(s: Settings) -> Settings:
         (s.guardrail_mode in ("strict", "permissive", "hybrid"),
          f"guardrail mode {s.guardrail_mode!r} must be strict, permissive or hybrid"),
     ]
-    for ok, message in checks:
+    checks = [(ok, message[0].upper() + message[1:]) for ok, message in checks]
+    for ok, message in [*checks, *file_checks(s, f"{file}: ", embedder)]:
         if not ok:
-            raise ConfigError(message[0].upper() + message[1:] + ".")
+            raise ConfigError(message + ".")
     return s
+
+
+def file_checks(s: Settings, file: str, embedder: str) -> list[tuple[bool, str]]:
+    """Checks of settings only settings.toml sets; each message starts with the file."""
+    total = s.budget_total_s
+    template_problem = url_template_problem(s.url_template)
+    return [
+        (0 < total <= MAX_BUDGET_S,
+         f"{file}[budget] total_s must be more than 0 and at most {MAX_BUDGET_S:g} seconds, "
+         f"not {total:g}"),
+        *((0 < value <= total,
+           f"{file}[budget] {key} must be more than 0 and at most total_s ({total:g}), "
+           f"not {value:g}")
+          for key, value in (("retrieval_s", s.budget_retrieval_s),
+                             ("synthesis_s", s.budget_synthesis_s))),
+        (1 <= s.llm_max_tokens <= MAX_LLM_TOKENS,
+         f"{file}[answer] max_tokens must be between 1 and {MAX_LLM_TOKENS}, "
+         f"not {s.llm_max_tokens}"),
+        (0 <= s.history_messages <= MAX_HISTORY_MESSAGES,
+         f"{file}[chat] history_messages must be between 0 and {MAX_HISTORY_MESSAGES}, "
+         f"not {s.history_messages}"),
+        (s.rate_limit_per_minute >= 0,
+         f"{file}[chat] rate_limit_per_minute must be 0 or more, not {s.rate_limit_per_minute}"),
+        *((0.0 <= value <= 1.0, f"{file}{embedder} {key} must be between 0 and 1, not {value:g}")
+          for key, value in (("gate_answer", s.gate_answer), ("gate_caveat", s.gate_caveat),
+                             ("level_high", s.level_high), ("level_medium", s.level_medium))),
+        (s.gate_caveat <= s.gate_answer, f"{file}{embedder} gate_caveat ({s.gate_caveat:g}) "
+         f"must not be above gate_answer ({s.gate_answer:g})"),
+        (s.level_medium <= s.level_high, f"{file}{embedder} level_medium ({s.level_medium:g}) "
+         f"must not be above level_high ({s.level_high:g})"),
+        (not template_problem, f"{file}[book] url_template {template_problem}"),
+    ]

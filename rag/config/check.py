@@ -1,0 +1,126 @@
+"""The shape of settings.toml, checked whole on load so a wrong value is named, not a traceback.
+
+Types are checked here, against the file as written; ranges live in config.validate_settings,
+which also sees values from the environment and from flags.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+from typing import Any
+
+from rag.errors import ConfigError
+
+URL_FIELDS = ("base_url", "module_id", "chapter_id", "section_id")
+# what each kind accepts, and how a message names it
+KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((int,), "a whole number"),
+    "number": ((int, float), "a number"),
+    "text": ((str,), "text in quotes"),
+    "bool": ((bool,), "true or false"),
+    "text_list": ((list,), "a list of texts in quotes"),
+}
+TABLES: dict[str, dict[str, str]] = {
+    "book": {"title": "text", "base_url": "text", "url_template": "text"},
+    "retrieval": {"w_dense": "number", "top_k": "int", "candidate_pool": "int"},
+    "answer": {"llm": "text", "model": "text", "max_tokens": "int", "fallback": "bool"},
+    "guardrails": {"mode": "text", "hedge_words": "text_list", "off_topic_keywords": "text_list"},
+    "budget": {"total_s": "number", "retrieval_s": "number", "synthesis_s": "number"},
+    "chat": {"rate_limit_per_minute": "int", "history_messages": "int"},
+}
+EMBEDDER_KEYS = {"threshold": "number", "gate_answer": "number", "gate_caveat": "number",
+                 "level_high": "number", "level_medium": "number", "source": "text",
+                 "gate_source": "text", "level_source": "text"}
+UNIT_KEYS = ("threshold", "gate_answer", "gate_caveat", "level_high", "level_medium")
+
+
+def shown_path(path: Path) -> str:
+    """The path as a user would type it: relative to the working folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def shown_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def check_settings_data(data: dict[str, Any], path: Path) -> None:
+    """Raise ConfigError naming the first key of `data` (a parsed settings.toml) that is
+    of the wrong type, or an [embedders.NAME] value out of range."""
+    where = shown_path(path)
+    for table, keys in TABLES.items():
+        check_table(data, table, keys, where)
+    embedders = data.get("embedders", {})
+    if not isinstance(embedders, dict):
+        fail(where, "[embedders]", "a table of [embedders.NAME] tables", embedders)
+    for name, spec in embedders.items():
+        check_table(embedders, name, EMBEDDER_KEYS, where, label=f"embedders.{name}")
+        check_embedder_ranges(spec, f"[embedders.{name}]", where)
+    history = data.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+        fail(where, "[[history]]", "a list of [[history]] tables", history)
+    template = data.get("book", {}).get("url_template")
+    if template is not None:
+        problem = url_template_problem(template)
+        if problem:
+            raise ConfigError(f"{where}: [book] url_template {problem}.")
+
+
+def check_table(data: dict[str, Any], table: str, keys: dict[str, str], where: str,
+                label: str | None = None) -> None:
+    label = label or table
+    section = data.get(table, {})
+    if not isinstance(section, dict):
+        fail(where, f"[{label}]", "a table", section)
+    for key, kind in keys.items():
+        if key not in section:
+            continue
+        value = section[key]
+        accepted, wanted = KINDS[kind]
+        ok = isinstance(value, accepted) and not (kind in ("int", "number")
+                                                  and isinstance(value, bool))
+        if ok and kind == "text_list":
+            ok = all(isinstance(item, str) for item in value)
+        if not ok:
+            fail(where, f"[{label}] {key}", wanted, value)
+
+
+def check_embedder_ranges(spec: dict[str, Any], label: str, where: str) -> None:
+    for key in UNIT_KEYS:
+        if key in spec and not 0.0 <= spec[key] <= 1.0:
+            raise ConfigError(f"{where}: {label} {key} must be between 0 and 1, "
+                              f"not {shown_value(spec[key])}.")
+    for low, high in (("gate_caveat", "gate_answer"), ("level_medium", "level_high")):
+        if low in spec and high in spec and spec[low] > spec[high]:
+            raise ConfigError(f"{where}: {label} {low} ({spec[low]:g}) must not be above "
+                              f"{high} ({spec[high]:g}).")
+
+
+def url_template_problem(template: str) -> str:
+    """Why `template` cannot make a section's link, or "" when it can."""
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(template)
+                  if name is not None]
+    except ValueError as e:
+        return f"is not a valid template ({e}); double a literal brace as {{{{ or }}}}"
+    unknown = [name for name in fields if name not in URL_FIELDS]
+    if unknown:
+        named = ", ".join("{" + name + "}" for name in URL_FIELDS)
+        return f"names {{{unknown[0]}}}, which is unknown; it may only use {named}"
+    return ""
+
+
+def fail(where: str, key: str, wanted: str, value: Any) -> None:
+    raise ConfigError(f"{where}: {key} must be {wanted}, not {shown_value(value)}.")
