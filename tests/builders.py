@@ -6,9 +6,11 @@ record() returns (the SIGKILL test kills it mid-run)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -60,6 +62,24 @@ def held_duckdb(path: Path) -> Iterator[subprocess.Popen]:
     finally:
         holder.kill()
         holder.wait(timeout=30)
+
+
+MEASURE_PRELUDE = ("import atexit, resource, sys\natexit.register(lambda: print('maxrss_kb', "
+                   "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n")
+RUN_RAG = ("import runpy, sys\nsys.argv = ['rag', *sys.argv[1:]]\n"
+           "runpy.run_module('rag', run_name='__main__')\n")
+
+
+def run_measured(*args: str, code: str = RUN_RAG, timeout: float = 120
+                 ) -> tuple[subprocess.CompletedProcess, float, int]:
+    """`python -m rag ARGS` (or `python -c CODE ARGS`) with its wall time and its own peak RSS
+    in KiB, which the child prints at exit (ru_maxrss of the child itself, not of the test)."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", MEASURE_PRELUDE + code, *args], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    seconds = time.perf_counter() - started
+    return done, seconds, int(done.stderr.rsplit("maxrss_kb", 1)[1].split()[0])
 
 
 # -- responses built straight from rag.types (no pipeline) ---------------------------------------

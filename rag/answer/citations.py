@@ -118,6 +118,18 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
 
 
 def render_inline(answer: str, citations: Sequence[Citation]) -> str:
-    """The answer with each marker replaced by its SPEC §3 display citation."""
-    by_marker = {c.marker: c.text for c in citations}
-    return MARKER_RE.sub(lambda m: by_marker.get(f"S{m.group(1)}", ""), answer)
+    """The answer with each marker replaced by its SPEC §3 display citation; a marker cited
+    again shows the source's title only, so one excerpt is not repeated after every sentence."""
+    by_marker = {c.marker: c for c in citations}
+    shown: set[str] = set()
+
+    def replace(m: re.Match) -> str:
+        c = by_marker.get(f"S{m.group(1)}")
+        if c is None:
+            return ""
+        if c.marker in shown:
+            return f"[Source: {c.section_title or 'Selected text'}]"
+        shown.add(c.marker)
+        return c.text
+
+    return MARKER_RE.sub(replace, answer)

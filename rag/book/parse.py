@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag.book.frontmatter import load_frontmatter
 from rag.errors import InputError
 from rag.types import Section
 
@@ -57,7 +58,9 @@ def resolve_book_root(root: Path) -> Path:
 def list_book_files(root: Path) -> list[Path]:
     if not root.is_dir():
         raise InputError(f"The book folder {root} does not exist; pass --book DIR or set RAG_BOOK.")
-    files = sorted(p for p in root.rglob("*") if p.suffix in EXTENSIONS and p.is_file()
+    # Symlinks are listed even when dangling, so that parse_book reports them.
+    files = sorted(p for p in root.rglob("*") if p.suffix in EXTENSIONS
+                   and (p.is_file() or p.is_symlink())
                    and not any(part.startswith((".", "_")) or part == "node_modules"
                                for part in p.relative_to(root).parts))
     if not files:
@@ -174,25 +177,18 @@ def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: d
     return [s for s in sections if s.text or s.section_id]
 
 
-def _decode(path: Path) -> str:
-    raw = path.read_bytes()
+def _decode(raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from e
 
 
-def _yaml_problem(error: Exception, first_line: int) -> str:
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-    return f"{problem} (line {first_line + mark.line})" if mark is not None else problem
-
-
-def _read_meta(path: Path) -> tuple[dict, str, int]:
+def _read_meta(raw: bytes) -> tuple[dict, str, int]:
     """Frontmatter, the body, and the file line the body starts on."""
     from frontmatter import YAMLHandler
 
-    text = _decode(path)
+    text = _decode(raw)
     if "\x00" in text:
         raise InputError("contains NUL bytes")
     handler = YAMLHandler()
@@ -204,16 +200,27 @@ def _read_meta(path: Path) -> tuple[dict, str, int]:
     except ValueError:  # an opening --- without a closing one: no frontmatter, as Docusaurus
         return {}, text, 1
     offset = text.count("\n", 0, len(text) - len(stripped)) + 1  # yaml counts from the ---
-    try:
-        meta = handler.load(front)
-    except Exception as e:  # yaml raises many types; the file is skipped either way
-        raise InputError(f"malformed frontmatter: {_yaml_problem(e, offset)}") from e
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise InputError("malformed frontmatter: it must be key: value pairs, not a "
-                         f"{type(meta).__name__}")
+    meta = load_frontmatter(front, offset)
     return meta, body, text.count("\n", 0, len(text) - len(body)) + 1
+
+
+def _read_file(path: Path, root: Path) -> bytes:
+    """The file's bytes; InputError for a symlink leaving the book, or a file gone or unreadable.
+
+    A book should not read outside its folder: a chapter linked to /etc/passwd was indexed.
+    """
+    target = path.resolve()  # also catches a file reached through a linked folder
+    if path.is_symlink() and not target.exists():
+        raise InputError(f"a symlink to {target}, which does not exist")
+    if not target.is_relative_to(root.resolve()):
+        raise InputError(f"a symlink to {target}, outside the book folder; not followed "
+                         "(copy the file into the book to include it)")
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as e:  # removed or renamed while the book was being read
+        raise InputError("the file disappeared while the book was being read") from e
+    except OSError as e:
+        raise InputError(f"could not be read ({e.strerror or e})") from e
 
 
 def chapter_ids(rel: Path, meta: dict) -> tuple[str, str]:
@@ -240,9 +247,10 @@ def parse_book(root: Path) -> Book:
     digest = hashlib.sha256()
     for path in files:
         rel = path.relative_to(root)
-        digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         try:
-            meta, body, first_line = _read_meta(path)
+            raw = _read_file(path, root)
+            digest.update(rel.as_posix().encode() + b"\0" + raw + b"\0")
+            meta, body, first_line = _read_meta(raw)
         except InputError as e:
             report.skipped_files.append({"path": rel.as_posix(), "reason": str(e)})
             continue

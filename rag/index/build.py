@@ -14,14 +14,14 @@ import numpy as np
 
 from rag.book.chunk import ChunkerSettings, chunk_book, chunk_text_hash, embed_text_for
 from rag.book.parse import Book, parse_book
-from rag.errors import BookIndexError
-from rag.index.lexical import LexicalIndex, lexical_signature
+from rag.errors import BookIndexError, InputError
+from rag.index.lexical import LexicalIndex, lexical_files_present, lexical_signature
 from rag.index.sentences import SENTENCE_VERSION, SentenceTable, load_sentences, sync_sentences
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
 from rag.types import Chunk, Section
 
-MANIFEST = "manifest.json"
+MANIFEST, CHUNKS_FILE = "manifest.json", "chunks.jsonl"
 Progress = Callable[[str, float], None]
 
 
@@ -71,13 +71,42 @@ def collection_dir(index_dir: Path, collection: str) -> Path:
 
 
 def read_manifest(directory: Path) -> dict | None:
+    """The manifest, or None when it is missing or not one (torn, `[]`, fields of wrong types)."""
     path = directory / MANIFEST
-    if not path.is_file():
-        return None
     try:
-        return json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None
+    shapes = {"embedder": dict, "hashes": dict, "chunks": int}
+    if not isinstance(manifest, dict) or any(
+            not isinstance(manifest.get(key, kind()), kind) for key, kind in shapes.items()):
+        return None
+    return manifest
+
+
+def index_problem(directory: Path, manifest: dict) -> str | None:
+    """What makes the files beside a manifest unusable, or None; reads no JSON, so it is cheap
+    enough for every freshness check (one pass over chunks.jsonl counting newlines)."""
+    path = directory / CHUNKS_FILE
+    try:
+        lines, last = 0, b"\n"
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                lines, last = lines + block.count(b"\n"), block[-1:]
+    except OSError:
+        return f"{CHUNKS_FILE} is missing or unreadable"
+    if last != b"\n":
+        return f"{CHUNKS_FILE} ends mid-line"
+    if lines != manifest.get("chunks", 0):
+        return f"{CHUNKS_FILE} has {lines} chunks, the manifest says {manifest.get('chunks', 0)}"
+    if not lexical_files_present(directory / "bm25"):
+        return "BM25 files are missing"
+    return None
+
+
+def incomplete_index_error(directory: Path, problem: str) -> BookIndexError:
+    return BookIndexError(f"The index in {directory} is incomplete ({problem}); rebuild it with "
+                          "`python -m rag ingest --rebuild`.")
 
 
 def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
@@ -91,6 +120,11 @@ def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: E
     manifest = read_manifest(collection_dir(index_dir, collection_name(book_id, embedder)))
     if manifest is None:
         return {"exists": False, "fresh": False, "reason": "no index has been built yet"}
+    problem = index_problem(collection_dir(index_dir, collection_name(book_id, embedder)),
+                            manifest)
+    if problem:
+        return {"exists": True, "fresh": False, "reason": f"the index is incomplete ({problem})",
+                "built_at": manifest.get("built_at", ""), "chunks": manifest.get("chunks", 0)}
     expected = ChunkerSettings(embedder.max_tokens).describe()
     reasons = [
         (manifest.get("embedder", {}).get("model_id") != embedder.model_id, "embedder changed"),
@@ -152,6 +186,8 @@ def sync_sections(sections: list[Section], book_id: str, content_hash: str, inde
     report = progress or (lambda message, fraction: None)
     settings = ChunkerSettings(embedder.max_tokens)
     chunks = chunk_book(sections, book_id, settings, embedder.count_tokens_batch)
+    if not chunks:
+        raise _no_text_error(book_id, extra or {})
     name = collection_name(book_id, embedder)
     directory = collection_dir(index_dir, name)
     manifest = read_manifest(directory) or {}
@@ -187,15 +223,29 @@ def sync_sections(sections: list[Section], book_id: str, content_hash: str, inde
     return SyncResult(len(chunks), len(todo), len(removed), rebuild or not compatible)
 
 
+def _no_text_error(book_id: str, extra: dict) -> InputError:
+    """Nothing to index: bm25s would fail with "max() arg is an empty sequence"."""
+    skipped = len(extra.get("report", {}).get("skipped_files", []))
+    why = f"; {skipped} file(s) were skipped, see `python -m rag ingest --strict`" \
+        if skipped else ""
+    return InputError(f"The book at {extra.get('book_root', book_id)} has no text to index: its "
+                      f"chapters are empty or hold only headings{why}. Add text under the "
+                      "headings and run `python -m rag ingest` again.")
+
+
 def _write_files(directory: Path, chunks: list[Chunk], manifest: dict) -> None:
+    """Each file is written beside its final name and renamed, the manifest last: a process
+    killed at any point leaves the old index or the new one, never an empty chunks.jsonl under
+    a manifest that says it is fresh."""
     directory.mkdir(parents=True, exist_ok=True)
     LexicalIndex.build([embed_text_for(c.heading_path, c.text) for c in chunks]) \
         .save(directory / "bm25")
-    with open(directory / "chunks.jsonl", "w", encoding="utf-8") as out:
+    tmp_chunks = directory / (CHUNKS_FILE + ".tmp")
+    with open(tmp_chunks, "w", encoding="utf-8") as out:
         out.writelines(json.dumps(_payload(c), ensure_ascii=False) + "\n" for c in chunks)
+    tmp_chunks.replace(directory / CHUNKS_FILE)
     manifest = {**manifest, "lexical": lexical_signature(), "chunks": len(chunks),
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    # Written last and atomically: a manifest means the files beside it are complete.
     tmp = directory / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1, default=str))  # YAML dates and the like
     tmp.replace(directory / MANIFEST)
@@ -209,8 +259,14 @@ def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorS
     if manifest is None:
         raise BookIndexError(f"No index for this book in {index_dir}; build it with "
                           "`python -m rag ingest` (or `make run`).")
-    with open(directory / "chunks.jsonl", encoding="utf-8") as f:
-        chunks = [_chunk_from(json.loads(line)) for line in f]
+    problem = index_problem(directory, manifest)
+    if problem:
+        raise incomplete_index_error(directory, problem)
+    try:
+        with open(directory / CHUNKS_FILE, encoding="utf-8") as f:
+            chunks = [_chunk_from(json.loads(line)) for line in f]
+    except (OSError, ValueError, TypeError, KeyError) as e:  # JSON errors are ValueErrors
+        raise incomplete_index_error(directory, f"{CHUNKS_FILE} is unreadable: {e}") from e
     lexical = LexicalIndex.load(directory / "bm25", len(chunks))
     store.preload(name)
     return BookIndex(name, chunks, lexical, store, embedder, manifest,

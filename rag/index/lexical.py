@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -49,34 +51,65 @@ def tokenize(text: str, stem: bool = True, stop_words: bool = True) -> list[str]
     return _stemmer().stemWords(words) if stem else words
 
 
+EMPTY_MARKER = "empty.json"  # written instead of bm25s files when no chunk has a word
+BM25_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy",
+              "indices.csc.index.npy", "indptr.csc.index.npy")
+
+
+def lexical_files_present(directory: Path) -> bool:
+    """Whether a saved index is complete enough to load (a cheap check for freshness)."""
+    return (directory / EMPTY_MARKER).is_file() or all((directory / name).is_file()
+                                                        for name in BM25_FILES)
+
+
 class LexicalIndex:
-    """bm25s over pre-tokenised chunks; scores for the whole book in one call."""
+    """bm25s over pre-tokenised chunks; scores for the whole book in one call.
+
+    With no word in any chunk (a book of headings only) there is nothing for bm25s to index
+    (it raises "max() arg is an empty sequence"): the index is empty and scores zeros.
+    """
 
     def __init__(self, retriever, size: int) -> None:
         self._retriever = retriever
-        self._vocab = retriever.vocab_dict
+        self._vocab = retriever.vocab_dict if retriever is not None else {}
         self.size = size
 
     @classmethod
     def build(cls, texts: list[str]) -> LexicalIndex:
         import bm25s
 
-        retriever = bm25s.BM25(method="robertson", k1=K1, b=B)
         corpus = [tokenize(t) for t in texts]
+        if not any(corpus):
+            return cls(None, len(texts))
+        retriever = bm25s.BM25(method="robertson", k1=K1, b=B)
         retriever.index(corpus, show_progress=False)
         return cls(retriever, len(texts))
 
     def save(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self._retriever.save(str(directory), show_progress=False)
+        """Write beside `directory` and swap it in, so a killed ingest never leaves half of one."""
+        staging = directory.with_name(directory.name + ".tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        if self._retriever is None:
+            (staging / EMPTY_MARKER).write_text(json.dumps({"size": self.size}))
+        else:
+            self._retriever.save(str(staging), show_progress=False)
+        old = directory.with_name(directory.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if directory.exists():
+            directory.replace(old)
+        staging.replace(directory)
+        shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
     def load(cls, directory: Path, size: int) -> LexicalIndex:
         import bm25s
 
+        if (directory / EMPTY_MARKER).is_file():
+            return cls(None, size)
         try:
             retriever = bm25s.BM25.load(str(directory), show_progress=False)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, KeyError) as e:
             raise BookIndexError(f"The BM25 index in {directory} is unreadable ({e}); "
                               "rebuild it with `python -m rag ingest --rebuild`.") from e
         return cls(retriever, size)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import logging
+import shutil
+import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +18,7 @@ UPSERT_BATCH = 256
 SCROLL_BATCH = 2048
 _OPEN: dict[str, VectorStore] = {}
 _OPEN_LOCK = threading.Lock()
+LOG = logging.getLogger(__name__)
 
 
 class LocalMatrix:
@@ -176,8 +181,9 @@ def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int =
             if url:
                 client = QdrantClient(url=url, api_key=api_key or None, timeout=timeout)
             else:
-                Path(where).mkdir(parents=True, exist_ok=True)
-                client = QdrantClient(path=where)
+                client = _open_local(Path(where))
+        except BookIndexError:
+            raise
         except RuntimeError as e:
             if "already accessed" in str(e):
                 raise BookIndexError(
@@ -187,9 +193,52 @@ def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int =
                     "QDRANT_URL.") from e
             raise BookIndexError(f"Could not open the index at {where}: {e}") from e
         except Exception as e:
-            raise BookIndexError(f"Could not connect to Qdrant at {where}: {e}") from e
+            if url:
+                raise BookIndexError(f"Could not connect to Qdrant at {where}: {e}") from e
+            raise BookIndexError(f"Could not open the index at {where} ({e}); if its files are "
+                                 f"damaged, remove the folder {where} and run "
+                                 "`python -m rag ingest --rebuild`.") from e
         _OPEN[where] = VectorStore(client, where)
         return _OPEN[where]
+
+
+def _damaged_collections(where: Path) -> list[Path]:
+    """Collection folders whose SQLite file fails SQLite's own check (read-only, on failure)."""
+    damaged = []
+    for db in sorted(where.glob("collection/*/storage.sqlite")):
+        try:
+            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+                healthy = con.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        except sqlite3.DatabaseError:
+            healthy = False
+        if not healthy:
+            damaged.append(db.parent)
+    return damaged
+
+
+def _open_local(where: Path):
+    """The embedded store; a collection whose file is damaged is removed and its manifest with
+    it, so the next ingest (or `make run`) rebuilds it: vectors are derived from the book."""
+    from qdrant_client import QdrantClient
+
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        return QdrantClient(path=str(where))
+    except sqlite3.DatabaseError as e:  # "database disk image is malformed", "not a database"
+        damaged = _damaged_collections(where)
+        advice = (f"The vector store at {where} is damaged ({e}); remove the folder "
+                  f"{damaged[0] if damaged else where} and run `python -m rag ingest --rebuild`.")
+        if not damaged:
+            raise BookIndexError(advice) from e
+        for folder in damaged:
+            LOG.warning("removing damaged vector store %s (%s); it will be rebuilt", folder, e)
+            shutil.rmtree(folder)
+            # build.MANIFEST beside the collection's files: without it the index is rebuilt.
+            (where.parent / folder.name / "manifest.json").unlink(missing_ok=True)
+        try:
+            return QdrantClient(path=str(where))
+        except Exception as again:
+            raise BookIndexError(advice) from again
 
 
 @atexit.register

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from rag.book.frontmatter import BoundedLoader, BoundedYamlError
 from rag.errors import InputError
 from rag.tuning.metrics import match_mask
 
@@ -24,6 +25,8 @@ ENTRY_RE = re.compile(r"^[^\s#,;|]+(#[^\s#,;|]*)?$")
 SPLIT_RE = re.compile(r"[\s,;|]+")
 MAX_EXPECTED = 32  # entries are bits of an int64 mask in the sweep
 MAX_QUESTION_CHARS = 1000
+MAX_SET_BYTES = 5_000_000  # ~25,000 questions; a set this size takes minutes to evaluate
+MAX_QUESTIONS = 20_000
 TRUE_WORDS, FALSE_WORDS = ("true", "yes", "y", "1"), ("false", "no", "n", "0")
 
 
@@ -37,8 +40,9 @@ class Question:
     key_facts: tuple[str, ...] = ()  # strings a correct answer must contain (see answer_check)
 
 
-class _LineLoader(yaml.SafeLoader):
-    """Safe YAML that remembers the line every mapping starts on."""
+class _LineLoader(BoundedLoader):
+    """Safe YAML that remembers the line every mapping starts on, and refuses anchors (a
+    question set has no use for them: `in_scope: *a8` expanded to a MemoryError)."""
 
     def construct_mapping(self, node, deep=False):
         mapping = super().construct_mapping(node, deep=deep)
@@ -51,6 +55,9 @@ def load_questions(path: Path) -> list[Question]:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"Question set {path} does not exist.")
+    if path.stat().st_size > MAX_SET_BYTES:  # refused before it is read into memory
+        raise InputError(f"{path}: the file is {path.stat().st_size:,} bytes; the limit is "
+                         f"{MAX_SET_BYTES:,}. Split the question set into smaller files.")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
@@ -62,9 +69,25 @@ def load_questions(path: Path) -> list[Question]:
     raise InputError(f"{path}: question sets are .yaml, .yml or .csv files.")
 
 
+def _check_size(text: str, source: str) -> None:
+    size = len(text.encode("utf-8"))
+    if size > MAX_SET_BYTES:
+        raise InputError(f"{source}: the file is {size:,} bytes; the limit is "
+                         f"{MAX_SET_BYTES:,}. Split the question set into smaller files.")
+
+
+def _check_count(count: int, source: str) -> None:
+    if count > MAX_QUESTIONS:
+        raise InputError(f"{source}: {count:,} questions; the limit is {MAX_QUESTIONS:,}. "
+                         "Split the question set into smaller files.")
+
+
 def parse_yaml_questions(text: str, source: str = "questions.yaml") -> list[Question]:
+    _check_size(text, source)
     try:
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+    except BoundedYamlError as e:
+        raise InputError(f"{source}, line {e.line}: {e.problem}.") from e
     except yaml.YAMLError as e:
         mark, context = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
         # PyYAML places errors at end-of-stream one line past the text; name the last line.
@@ -78,6 +101,7 @@ def parse_yaml_questions(text: str, source: str = "questions.yaml") -> list[Ques
     if not isinstance(data, list):
         raise InputError(f"{source}: expected a list of questions (or a `questions:` key "
                          "holding one).")
+    _check_count(len(data), source)
     rows = []
     for number, item in enumerate(data, start=1):
         if not isinstance(item, dict):
@@ -88,6 +112,7 @@ def parse_yaml_questions(text: str, source: str = "questions.yaml") -> list[Ques
 
 def parse_csv_questions(text: str, source: str = "questions.csv") -> list[Question]:
     """Header row with at least `question`; expected sections separated by ; , | or spaces."""
+    _check_size(text, source)
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "question" not in [f.strip() for f in reader.fieldnames]:
         raise InputError(f"{source}, line 1: the header must name the columns "
@@ -100,6 +125,7 @@ def parse_csv_questions(text: str, source: str = "questions.csv") -> list[Questi
                                  "columns (quote values that contain commas).")
             cleaned = {k.strip(): (v or "").strip() for k, v in row.items()}
             if any(cleaned.values()):
+                _check_count(len(rows) + 1, source)
                 rows.append((reader.line_num, {k: v for k, v in cleaned.items() if v != ""}))
     except csv.Error as e:
         raise InputError(f"{source}, line {reader.line_num}: {e}.") from e

@@ -163,7 +163,7 @@ def test_pipeline_citations_follow_the_display_format(pipeline) -> None:
             assert match["excerpt"] == citation.excerpt
             assert (int(match["page"]) if match["page"] else None) == citation.page
             pages.add(citation.page is None)
-            chunk = next(h.chunk for h in response.retrieval.hits
+            chunk = next(h.chunk for h in (*response.retrieval.hits, *response.draft.sources)
                          if h.chunk.chunk_id == citation.chunk_id)
             words = len(citation.excerpt.split())
             assert 30 <= words <= 50 or words == len(chunk.text.split()) < 30
@@ -171,6 +171,8 @@ def test_pipeline_citations_follow_the_display_format(pipeline) -> None:
         rendered = render_inline(response.answer, response.citations)
         assert not re.search(r"\[S\d+\]", rendered)
         assert rendered.count("[Source: ") >= len(response.citations)
+        for citation in response.citations:  # each excerpt is shown once, repeats by title
+            assert rendered.count(citation.text) == 1
     assert pages == {True, False}  # both forms occur: chapters with and without page numbers
 
 

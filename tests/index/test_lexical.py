@@ -192,3 +192,19 @@ def test_query_and_document_share_one_tokenizer() -> None:
                                "Grippers hold parts.", "Motors need current."])
     assert ours.scores("balance ROBOT").argmax() == 0
     assert ours.scores("balance ROBOT")[0] > 0
+
+
+def test_texts_without_words_make_an_empty_index_that_scores_zeros(tmp_path: Path) -> None:
+    # bm25s raised "max() arg is an empty sequence" for a book of headings only (issue 12, 8).
+    for texts in ([], ["", "the and of"]):
+        index = LexicalIndex.build(texts)
+        index.save(tmp_path / "bm25")
+        loaded = LexicalIndex.load(tmp_path / "bm25", len(texts))
+        assert loaded.scores("robots").tolist() == [0.0] * len(texts)
+
+
+def test_saving_replaces_the_folder_whole(tmp_path: Path) -> None:
+    LexicalIndex.build(["robots walk", "sensors drift"]).save(tmp_path / "bm25")
+    LexicalIndex.build([""]).save(tmp_path / "bm25")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bm25"]
+    assert sorted(p.name for p in (tmp_path / "bm25").iterdir()) == ["empty.json"]

@@ -18,7 +18,7 @@ from rag.tuning.questions import (
     parse_yaml_questions,
     unknown_entries,
 )
-from tests.builders import SAMPLE_BOOK, SAMPLE_QUESTIONS
+from tests.builders import SAMPLE_BOOK, SAMPLE_QUESTIONS, run_measured
 
 GOOD_YAML = """\
 questions:
@@ -160,3 +160,61 @@ def test_cli_eval_questions_json_and_apply(sample_index, sample_index_dir, tmp_p
     assert "questions.yaml" in written["embedders"]["local"]["source"]
     assert written["history"][-1]["question_set"] == "data/eval/questions.yaml"
     assert written["book"]["title"]  # everything else kept
+
+
+def yaml_alias_bomb(levels: int = 9, key: str = "in_scope") -> str:
+    lines = ["a0: &a0 [" + ",".join(['"lol"'] * 9) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\nquestions:\n  - question: Hi?\n    {key}: *a{levels - 1}\n"
+
+
+@pytest.mark.parametrize("key", ["in_scope", "category"])
+def test_an_alias_bomb_is_refused_with_its_line(key: str) -> None:
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(InputError) as error:
+        parse_yaml_questions(yaml_alias_bomb(key=key), "bomb.yaml")
+    assert time.perf_counter() - started < 1.0
+    assert str(error.value) == ("bomb.yaml, line 1: YAML anchors and aliases (&name, *name) are "
+                                "not allowed; write each value out in full.")
+
+
+def test_deep_nesting_and_size_and_count_limits_are_refused() -> None:
+    with pytest.raises(InputError, match="line 1: lists or mappings nested deeper than 20"):
+        parse_yaml_questions("- question: " + "[" * 5000 + "]" * 5000 + "\n", "deep.yaml")
+    with pytest.raises(InputError, match="the limit is 5,000,000. Split the question set"):
+        parse_yaml_questions("#" * 5_000_001, "big.yaml")
+    rows = "".join(f"- question: q{i}?\n  in_scope: false\n" for i in range(20_001))
+    with pytest.raises(InputError, match="20,001 questions; the limit is 20,000"):
+        parse_yaml_questions(rows, "many.yaml")
+    csv_rows = "question,in_scope\n" + "".join(f"q{i}?,false\n" for i in range(20_001))
+    with pytest.raises(InputError, match="20,001 questions; the limit is 20,000"):
+        parse_csv_questions(csv_rows, "many.csv")
+
+
+MEASURED_LOAD = """
+import sys
+from rag.errors import InputError
+from rag.tuning.questions import load_questions
+try:
+    load_questions(sys.argv[1])
+    code = 0
+except InputError as e:
+    print(e)
+    code = 2
+sys.exit(code)
+"""
+
+
+def test_an_alias_bomb_file_is_refused_in_bounded_time_and_memory(tmp_path) -> None:
+    (tmp_path / "ok.yaml").write_text(GOOD_YAML)
+    (tmp_path / "bomb.yaml").write_text(yaml_alias_bomb())
+    runs = {name: run_measured(str(tmp_path / name), code=MEASURED_LOAD, timeout=60)
+            for name in ("ok.yaml", "bomb.yaml")}
+    (ok, _, ok_kb), (bomb, seconds, bomb_kb) = runs["ok.yaml"], runs["bomb.yaml"]
+    print(f"normal {runs['ok.yaml'][1]:.2f} s {ok_kb // 1024} MB; bomb {seconds:.2f} s "
+          f"{bomb_kb // 1024} MB")
+    assert ok.returncode == 0 and bomb.returncode == 2 and "Traceback" not in bomb.stderr
+    assert f"{tmp_path / 'bomb.yaml'}, line 1: YAML anchors and aliases" in bomb.stdout
+    assert seconds < 10 and bomb_kb - ok_kb < 300 * 1024

@@ -1,0 +1,138 @@
+"""Hostile and broken book files: each is skipped and reported, in bounded time and memory.
+
+The fixtures are a few hundred bytes written into tmp_path; the subprocess test runs the real CLI
+on a normal book and on the hostile one and compares their peak memory (issue 12, items 1, 9, 10
+and the symlink notes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from rag.book import parse
+from rag.book.parse import parse_book
+from tests.builders import run_measured
+
+OK_CHAPTER = "## Fine {#fine}\n\nPlain text about robots and their sensors.\n"
+ALIAS_ERROR = "YAML anchors and aliases (&name, *name) are not allowed"
+
+
+def alias_bomb(levels: int = 7, key: str = "title") -> str:
+    """The issue's chapter: a0 holds nine strings, each level nine aliases of the one before."""
+    lines = ["a0: &a0 [" + ",".join(['"lol"'] * 9) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "---\n" + "\n".join(lines) + f"\n{key}: *a{levels - 1}\n---\n\n" + OK_CHAPTER
+
+
+def deep_id(depth: int = 5000) -> str:
+    return "---\nid: " + "[" * depth + "]" * depth + "\n---\n\n" + OK_CHAPTER
+
+
+def write_book(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
+def skipped(root: Path) -> dict[str, str]:
+    return {f["path"]: f["reason"] for f in parse_book(root).report.skipped_files}
+
+
+@pytest.mark.parametrize("key", ["title", "description"])
+def test_an_alias_bomb_in_frontmatter_is_skipped_within_a_second(tmp_path: Path, key: str) -> None:
+    bomb = alias_bomb(key=key)
+    assert len(bomb.split("---\n")[1]) < 400  # the issue's 392-byte frontmatter
+    root = write_book(tmp_path / "book", {"bomb.md": bomb, "ok.md": OK_CHAPTER})
+    started = time.perf_counter()
+    reasons = skipped(root)
+    assert time.perf_counter() - started < 1.0
+    assert reasons == {"bomb.md": f"malformed frontmatter: {ALIAS_ERROR}; write each value out "
+                                  "in full (line 2)"}
+
+
+def test_a_deeply_nested_id_is_skipped_not_a_recursion_error(tmp_path: Path) -> None:
+    root = write_book(tmp_path / "book", {"deep.md": deep_id(), "ok.md": OK_CHAPTER})
+    book = parse_book(root)
+    assert book.report.skipped_files == [{"path": "deep.md", "reason": (
+        "malformed frontmatter: lists or mappings nested deeper than 20 levels (line 2)")}]
+    assert book.report.files == 1
+
+
+@pytest.mark.parametrize(("front", "reason"), [
+    ("title: [a, b]\n", "malformed frontmatter: `title` must be a single value, not a list"),
+    ("id: {a: 1}\n", "malformed frontmatter: `id` must be a single value, not a dict"),
+    ("description: " + "x" * 10_001 + "\n",
+     "malformed frontmatter: a value has 10001 characters; the limit is 10000 (line 2)"),
+    ("notes: |\n" + "  line of notes\n" * 5000, "frontmatter is 80010 bytes; the limit is 65536"),
+])
+def test_oversized_or_non_scalar_frontmatter_is_skipped(tmp_path: Path, front: str,
+                                                        reason: str) -> None:
+    root = write_book(tmp_path / "book", {"bad.md": f"---\n{front}---\n\n{OK_CHAPTER}",
+                                          "ok.md": OK_CHAPTER})
+    assert skipped(root) == {"bad.md": reason}
+
+
+def test_a_file_that_disappears_during_ingest_is_skipped(tmp_path: Path, monkeypatch) -> None:
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    listed = parse.list_book_files
+    # Listed, then gone before it is read: what renaming a file every 2 ms reproduced.
+    monkeypatch.setattr(parse, "list_book_files", lambda r: [*listed(r), r / "gone.md"])
+    book = parse_book(root)
+    assert book.report.skipped_files == [
+        {"path": "gone.md", "reason": "the file disappeared while the book was being read"}]
+    assert book.report.files == 1
+
+
+def test_a_symlink_to_a_file_outside_the_book_is_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("## Secret {#secret}\n\nPrivate words.\n")
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    (root / "leak.md").symlink_to(secret)
+    book = parse_book(root)
+    assert book.report.skipped_files == [{"path": "leak.md", "reason": (
+        f"a symlink to {secret.resolve()}, outside the book folder; not followed (copy the "
+        "file into the book to include it)")}]
+    assert all("Private" not in s.text for s in book.sections)
+
+
+def test_a_dangling_symlink_is_reported(tmp_path: Path) -> None:
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    (root / "dangling.md").symlink_to(root / "nowhere.md")
+    assert skipped(root) == {
+        "dangling.md": f"a symlink to {(root / 'nowhere.md').resolve()}, which does not exist"}
+
+
+def test_a_symlink_inside_the_book_is_followed(tmp_path: Path) -> None:
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    (root / "shared").mkdir()
+    (root / "shared" / "part.md").write_text("## Part {#part}\n\nShared words.\n")
+    (root / "alias.md").symlink_to(root / "shared" / "part.md")
+    book = parse_book(root)
+    assert book.report.skipped_files == []
+    assert {s.source_path for s in book.sections} == {"ok.md", "alias.md", "shared/part.md"}
+
+
+def test_hostile_frontmatter_ingest_is_bounded_like_a_normal_book(tmp_path: Path) -> None:
+    normal = write_book(tmp_path / "normal", {"ok.md": OK_CHAPTER})
+    hostile = write_book(tmp_path / "hostile", {
+        "ok.md": OK_CHAPTER, "bomb-title.md": alias_bomb(key="title"),
+        "bomb-description.md": alias_bomb(levels=9, key="description"), "deep.md": deep_id()})
+    base, base_s, base_kb = run_measured("ingest", "--book", str(normal), "--index",
+                                         str(tmp_path / "i1"), "--json")
+    done, seconds, peak_kb = run_measured("ingest", "--book", str(hostile), "--index",
+                                          str(tmp_path / "i2"), "--json")
+    print(f"normal {base_s:.1f} s {base_kb // 1024} MB; hostile {seconds:.1f} s "
+          f"{peak_kb // 1024} MB")
+    assert base.returncode == 0 and done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    reasons = {f["path"]: f["reason"] for f in json.loads(done.stdout)["skipped_files"]}
+    assert set(reasons) == {"bomb-title.md", "bomb-description.md", "deep.md"}
+    assert ALIAS_ERROR in reasons["bomb-title.md"] and "nested deeper" in reasons["deep.md"]
+    assert peak_kb - base_kb < 300 * 1024
+    # Both runs load MiniLM (5-10 s on a shared machine); the hostile files add no time of note.
+    assert seconds - base_s < 10
