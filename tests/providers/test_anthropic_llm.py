@@ -156,7 +156,7 @@ def test_base_url_from_environment(monkeypatch: pytest.MonkeyPatch,
 def test_importing_the_module_does_not_import_anthropic() -> None:
     code = "import sys, rag.providers.anthropic_llm; print('anthropic' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=Path(rag.config.__file__).parent.parent, check=True)
+                            cwd=rag.config.PROJECT_ROOT, check=True)
     assert result.stdout.strip() == "False"
 
 

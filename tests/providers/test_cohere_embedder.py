@@ -180,7 +180,7 @@ def test_retry_delay_caps_and_reads_retry_after() -> None:
 def test_importing_the_module_does_not_import_cohere() -> None:
     code = "import sys, rag.providers.cohere_embedder; print('cohere' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=Path(rag.config.__file__).parent.parent, check=True)
+                            cwd=rag.config.PROJECT_ROOT, check=True)
     assert result.stdout.strip() == "False"
 
 
