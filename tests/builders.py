@@ -22,6 +22,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from rag.config import PROJECT_ROOT
+from rag.providers.base import Embedder
 from rag.retrieval.hybrid import CandidatePool, rank_candidates
 from rag.tuning.questions import Question
 from rag.types import Chunk, Citation, Confidence, Draft, Response, RetrievalSettings, Verdict
@@ -80,6 +81,28 @@ def run_measured(*args: str, code: str = RUN_RAG, timeout: float = 120
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
     seconds = time.perf_counter() - started
     return done, seconds, int(done.stderr.rsplit("maxrss_kb", 1)[1].split()[0])
+
+
+class CountingEmbedder(Embedder):
+    """The real embedder, counting the documents and queries it was asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.embedded, self.queries = inner, 0, 0
+        self.name, self.model_id = inner.name, inner.model_id
+        self.max_tokens, self.dim = inner.max_tokens, inner.dim
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        return self.inner.count_tokens_batch(texts)
+
+    def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
+        if input_type == "document":
+            self.embedded += len(texts)
+        else:
+            self.queries += len(texts)
+        return self.inner._embed_batch(texts, input_type)
 
 
 # -- responses built straight from rag.types (no pipeline) ---------------------------------------

@@ -25,7 +25,7 @@ from rag.answer.turn import Turn
 from rag.config import Settings
 from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
-from rag.notices import AUDIT_UNAVAILABLE, DENSE_UNAVAILABLE, LLM_FALLBACK, make_notice
+from rag.notices import AUDIT_UNAVAILABLE, LLM_FALLBACK, make_notice
 from rag.providers.base import LLM, Message, network_deadline
 from rag.providers.memo import QueryMemo
 from rag.retrieval.query import validate_query
@@ -252,12 +252,10 @@ class Pipeline:
         vector is the one retrieval embedded); by words alone when the embedder fails."""
         count = turn.settings.extractive_sentences
         table = turn.index.sentences
-        vector = None
-        if not any(n.code == DENSE_UNAVAILABLE for n in turn.notices):  # not asked twice
-            try:
-                vector = turn.index.embedder.embed_query(turn.question)
-            except RagError:
-                vector = None
+        try:  # the request's QueryMemo: embedded (or failed) once, for retrieval
+            vector = turn.index.embedder.embed_query(turn.question)
+        except RagError:
+            vector = None
         return extractive_draft(turn.question, hits, candidates, table, vector,
                                 self.sentence_vectors, count)
 

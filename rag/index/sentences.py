@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from rag.book.sentences import split_section
+from rag.index.lexical import tokenize
 from rag.providers.base import Embedder
 from rag.types import Section
 
@@ -42,6 +45,11 @@ class SentenceTable:
 
     def rows_for(self, section_key: str) -> list[int]:
         return self.by_section.get(section_key, [])
+
+    @cached_property
+    def document_frequency(self) -> Counter:
+        """In how many units each stem occurs (for IDF); counted once per loaded index."""
+        return Counter(stem for text in self.texts for stem in set(tokenize(text)))
 
 
 def _digest(text: str) -> str:

@@ -1,9 +1,12 @@
-"""A per-request embedder wrapper that embeds each distinct query text once."""
+"""A per-request embedder wrapper that embeds each distinct query text once, and asks a failed
+embedder nothing more: when it failed for retrieval, the answer stage gets the same error at
+once instead of waiting on a dead service a second time."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from rag.errors import RagError
 from rag.providers.base import Embedder
 
 
@@ -15,6 +18,7 @@ class QueryMemo(Embedder):
         self.name, self.model_id, self.dim = embedder.name, embedder.model_id, embedder.dim
         self.max_tokens, self.batch_size = embedder.max_tokens, embedder.batch_size
         self._queries: dict[str, np.ndarray] = {}
+        self._failure: RagError | None = None
 
     def count_tokens(self, text: str) -> int:
         return self.embedder.count_tokens(text)
@@ -30,5 +34,11 @@ class QueryMemo(Embedder):
 
     def embed_query(self, text: str) -> np.ndarray:
         if text not in self._queries:
-            self._queries[text] = self.embedder.embed_query(text)
+            if self._failure is not None:
+                raise self._failure
+            try:
+                self._queries[text] = self.embedder.embed_query(text)
+            except RagError as e:
+                self._failure = e
+                raise
         return self._queries[text]

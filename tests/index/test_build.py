@@ -7,10 +7,8 @@ full embedding costs about a second.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,28 +26,9 @@ from rag.index.build import (
     sync_index,
 )
 from rag.index.vectors import VectorStore, open_store
-from tests.builders import PROJECT_ROOT, SAMPLE_BOOK
+from tests.builders import PROJECT_ROOT
 
 LIDAR = "## Lidar {#lidar}"
-
-
-@pytest.fixture
-def book(tmp_path: Path) -> Path:
-    root = tmp_path / "mini-book"
-    shutil.copytree(SAMPLE_BOOK / "sensing", root / "sensing")
-    return root
-
-
-@pytest.fixture
-def index_dir(tmp_path: Path) -> Path:
-    return tmp_path / "index"
-
-
-@pytest.fixture
-def store(index_dir: Path) -> Iterator[VectorStore]:
-    opened = open_store(index_dir)
-    yield opened
-    opened.close()
 
 
 def manifest_of(index_dir: Path, embedder) -> dict:

@@ -3,8 +3,6 @@ items 4, 8, 12 and 13). Real MiniLM and local Qdrant on one module of the sample
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,27 +11,7 @@ from rag.book.parse import parse_book
 from rag.errors import BookIndexError, InputError
 from rag.index import build
 from rag.index.build import collection_dir, collection_name, index_status, open_index, sync_index
-from rag.index.vectors import VectorStore, open_store
-from tests.builders import SAMPLE_BOOK
-
-
-@pytest.fixture
-def book(tmp_path: Path) -> Path:
-    root = tmp_path / "mini-book"
-    shutil.copytree(SAMPLE_BOOK / "sensing", root / "sensing")
-    return root
-
-
-@pytest.fixture
-def index_dir(tmp_path: Path) -> Path:
-    return tmp_path / "index"
-
-
-@pytest.fixture
-def store(index_dir: Path) -> Iterator[VectorStore]:
-    opened = open_store(index_dir)
-    yield opened
-    opened.close()
+from rag.index.vectors import open_store
 
 
 def files_of(index_dir: Path, embedder) -> Path:

@@ -8,25 +8,7 @@ from rag.index.build import content_status, sync_sections
 from rag.index.sentences import load_sentences, sync_sentences
 from rag.index.vectors import open_store
 from rag.types import Section
-
-
-class Counting:
-    """The real embedder, counting the texts it embeds."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.embedded = inner, 0
-        self.dim, self.name, self.model_id = inner.dim, inner.name, inner.model_id
-        self.max_tokens = inner.max_tokens
-
-    def embed_documents(self, texts, progress=None):
-        self.embedded += len(texts)
-        return self.inner.embed_documents(texts, progress)
-
-    def embed_query(self, text):
-        return self.inner.embed_query(text)
-
-    def count_tokens_batch(self, texts):
-        return self.inner.count_tokens_batch(texts)
+from tests.builders import CountingEmbedder
 
 
 def section(key: str, text: str) -> Section:
@@ -35,7 +17,7 @@ def section(key: str, text: str) -> Section:
 
 
 def test_sentences_are_embedded_once_and_reused(tmp_path, embedder):
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder)
     sections = [section("a", "The first sentence is here. The second one follows it."),
                 section("b", "Another section has its own sentence to say.")]
     assert sync_sentences(tmp_path, sections, counting) == 3 and counting.embedded == 3

@@ -14,7 +14,6 @@ from rag.__main__ import main
 from rag.errors import BookIndexError, InputError
 from rag.index.build import content_status
 from rag.index.vectors import open_store
-from rag.providers.base import Embedder
 from rag.tuning.beir import (
     WEIGHTS,
     document_scores,
@@ -25,7 +24,7 @@ from rag.tuning.beir import (
     score_query,
 )
 from rag.tuning.metrics import ndcg_at, recall_at
-from tests.builders import shared_path
+from tests.builders import CountingEmbedder, shared_path
 
 DOCS = {
     "d1": ("Sourdough starters", "A sourdough starter is a culture of wild yeast and lactic "
@@ -112,26 +111,6 @@ def test_vectorised_query_scores_match_the_reference():
         ranked = rank_documents(docs, scores[w], 100)
         assert ndcg[w] == pytest.approx(ndcg_at(ranked, relevant))
         assert recall[w] == pytest.approx(recall_at(ranked, relevant))
-
-
-class CountingEmbedder(Embedder):
-    """The real embedder, counting how many texts it was asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.embedded = inner, 0
-        self.name, self.model_id = inner.name, inner.model_id
-        self.max_tokens, self.dim = inner.max_tokens, inner.dim
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def count_tokens_batch(self, texts: list[str]) -> list[int]:
-        return self.inner.count_tokens_batch(texts)
-
-    def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
-        if input_type == "document":
-            self.embedded += len(texts)
-        return self.inner._embed_batch(texts, input_type)
 
 
 def test_benchmark_on_a_tiny_corpus(tmp_path, embedder):
