@@ -43,6 +43,7 @@ Embed = Callable[[list[str]], np.ndarray]
 class Scored:
     unit: EvidenceUnit
     probability: float  # that this unit holds the answer (rag.answer.unit_scoring)
+    stems: frozenset[str]  # the unit's terms, as the question's are compared with them
 
 
 def choose(scored: list[Scored], max_units: int, question: str) -> list[Scored]:
@@ -50,9 +51,8 @@ def choose(scored: list[Scored], max_units: int, question: str) -> list[Scored]:
     nearly as likely elsewhere), preferring those that cover what the others leave out of the
     question; best first, the rest in book order."""
     terms = set(tokenize(question))
-    words = {id(s): set(tokenize(s.unit.text)) for s in scored}
     best = max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
-    chosen, covered, size = [best], words[id(best)] & terms, len(best.unit.text.split())
+    chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
         options = []
         for s in scored:
@@ -62,14 +62,14 @@ def choose(scored: list[Scored], max_units: int, question: str) -> list[Scored]:
             if s in chosen or s.probability < best.probability * share or \
                     size + len(s.unit.text.split()) > MAX_WORDS:
                 continue
-            gain = len((words[id(s)] & terms) - covered) / max(len(terms), 1)
+            gain = len((s.stems & terms) - covered) / max(len(terms), 1)
             options.append((s.probability * (1 + COVERAGE * gain), -s.unit.source,
                             -s.unit.position, s))
         if not options:
             break
         pick = max(options, key=lambda o: o[:3])[3]
         chosen.append(pick)
-        covered |= words[id(pick)] & terms
+        covered |= pick.stems & terms
         size += len(pick.unit.text.split())
     return [chosen[0], *sorted(chosen[1:], key=lambda s: (s.unit.source, s.unit.position))]
 
@@ -88,12 +88,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         return _draft("", (), (), (), sources, None)
     best_blended = max(h.blended for h in sources) or 1.0
     priors = [h.blended / best_blended for h in sources]
+    stems = [tokenize(u.text) for u in units]  # once, for the features and for coverage
     features = unit_features(question, units, vectors, query_vector,
-                             idf_weights(table, set(tokenize(question))), priors)
+                             idf_weights(table, set(tokenize(question))), priors, stems)
     if query_vector is None:  # no meaning to go by: let the words stand in for it
         features[:, 0] = features[:, 1] * 0.6
     probabilities = unit_probabilities(features)
-    scored = [Scored(u, round(float(p), 6)) for u, p in zip(units, probabilities, strict=True)]
+    scored = [Scored(u, round(float(p), 6), frozenset(s))
+              for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
     confidence = round(chosen[0].probability, 4)
     if confidence < SUPPORT_FLOOR:

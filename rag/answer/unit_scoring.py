@@ -58,8 +58,9 @@ def _pairs(stems: list[str]) -> set[tuple[str, str]]:
 
 def unit_features(question: str, units: Sequence[EvidenceUnit], vectors: np.ndarray,
                   query_vector: np.ndarray | None, idf: dict[str, float],
-                  priors: Sequence[float]) -> np.ndarray:
-    """One row of FEATURES per unit."""
+                  priors: Sequence[float], unit_stems: Sequence[list[str]] | None = None
+                  ) -> np.ndarray:
+    """One row of FEATURES per unit; `unit_stems` (tokenize of each unit) when already known."""
     stems = tokenize(question)
     terms, pairs = set(stems), _pairs(stems)
     total = sum(idf.get(t, 1.0) for t in terms) or 1.0
@@ -68,15 +69,15 @@ def unit_features(question: str, units: Sequence[EvidenceUnit], vectors: np.ndar
     cosines = vectors @ query_vector if query_vector is not None and len(units) else \
         np.zeros(len(units))
     rows = []
-    for unit, cosine in zip(units, cosines, strict=True):
-        unit_stems = tokenize(unit.text)
-        words = set(unit_stems)
+    all_stems = unit_stems if unit_stems is not None else [tokenize(u.text) for u in units]
+    for unit, cosine, stems_of_unit in zip(units, cosines, all_stems, strict=True):
+        words = set(stems_of_unit)
         heading = set(tokenize(" ".join(unit.heading)))
         rows.append([
             float(cosine),
             sum(idf.get(t, 1.0) for t in terms & words) / total,
             sum(idf.get(t, 1.0) for t in (terms & heading) - words) / total,
-            len(pairs & _pairs(unit_stems)) / len(pairs) if pairs else 0.0,
+            len(pairs & _pairs(stems_of_unit)) / len(pairs) if pairs else 0.0,
             shape_match(shape, unit.text),
             priors[unit.source],
             float(unit.source),
