@@ -21,6 +21,8 @@ SELECTION_MISSING = "selection_missing"
 UNKNOWN_MODE = "unknown_mode"
 DENSE_UNAVAILABLE = "dense_unavailable"
 LLM_FALLBACK = "llm_fallback"
+EMBED_RUNTIME_FALLBACK = "embed_runtime_fallback"
+RERANK_FAILED = "rerank_failed"
 AUDIT_UNAVAILABLE = "audit_unavailable"
 UNKNOWN = "unknown"  # a message from a log written before notices had codes
 
@@ -42,6 +44,11 @@ NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, mess
                         "Dense search unavailable, BM25-only results: {error}"),
     LLM_FALLBACK: (DEGRADED, "extractive fallback",
                    "{error} Answered from the book's own sentences instead."),
+    RERANK_FAILED: (FALLBACK, "not re-ranked",
+                    "{error} The hybrid order was kept (not re-ranked)."),
+    EMBED_RUNTIME_FALLBACK: (FALLBACK, "PyTorch embeddings",
+                             "ONNX Runtime could not be used, so the question was embedded through "
+                             "PyTorch (same vectors, slower): {error}"),
     AUDIT_UNAVAILABLE: (AUDIT, "not logged", "Audit log: {error}"),
     UNKNOWN: (INFO, "notice", "{error}"),
 }

@@ -69,10 +69,27 @@ class RetrievalSettings:
     threshold: float = 0.60
     top_k: int = 5
     candidate_pool: int = 50
+    # Composite signals (each in [0, 1]): blended = (1 - sum of their weights) x hybrid + sum of
+    # weight x signal, where hybrid = w_dense x dense + w_bm25 x bm25. All 0: the hybrid alone.
+    w_terms: float = 0.0  # share of the question's terms (IDF-weighted) in the chunk
+    w_authority: float = 0.0  # frontmatter `authority`
+    w_recency: float = 0.0  # frontmatter `last_updated`, newest in the book = 1
+    # Re-ranking of the best passing candidates: "off", "offline" or "cohere"; the order is
+    # (1 - rerank_weight) x blended + rerank_weight x re-rank score over the top rerank_depth.
+    rerank: str = "off"
+    rerank_weight: float = 0.5
+    rerank_depth: int = 20
 
     @property
     def w_bm25(self) -> float:
         return round(1.0 - self.w_dense, 10)
+
+    @property
+    def signal_weights(self) -> dict[str, float]:
+        """The composite signals that count (weight > 0), by name."""
+        weights = {"terms": self.w_terms, "authority": self.w_authority,
+                   "recency": self.w_recency}
+        return {name: w for name, w in weights.items() if w > 0}
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,12 @@ class Hit:
     passed: bool  # blended >= threshold
     selected: bool  # in the final top-k
     reason: str = ""  # why not selected: below_threshold | duplicate_section | beyond_top_k
+    terms: float = 0.0  # composite signals, each in [0, 1] (see RetrievalSettings)
+    authority: float = 0.0
+    recency: float = 0.0
+    rerank: float | None = None  # the re-ranker's score; None: not re-ranked
+    rank_before: int | None = None  # rank by blended score before re-ranking
+    moved: str = ""  # "in": re-ranking brought it into the top-k, "out": pushed it out
 
     def to_dict(self, with_text: bool = True) -> dict[str, Any]:
         c = self.chunk
@@ -98,6 +121,8 @@ class Hit:
             "page": c.page, "source": c.source, "dense": self.dense, "bm25_raw": self.bm25_raw,
             "bm25": self.bm25, "blended": self.blended, "passed": self.passed,
             "selected": self.selected, "rank": self.rank, "reason": self.reason,
+            "terms": self.terms, "authority": self.authority, "recency": self.recency,
+            "rerank": self.rerank, "rank_before": self.rank_before, "moved": self.moved,
         }
         if with_text:
             out["text"] = c.text

@@ -120,3 +120,23 @@ class LexicalIndex:
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)[: self.size]
+
+    def term_coverage(self, query: str) -> np.ndarray:
+        """Per chunk, the IDF-weighted share of the question's distinct terms it holds (its
+        heading path included, as BM25 sees it), in [0, 1]. A question term found nowhere in
+        the book still counts in the whole, so a question the book barely covers scores low
+        everywhere. IDF is log((N + 1) / (df + 0.5)), df read from bm25s's term-document matrix."""
+        coverage = np.zeros(self.size, dtype=np.float32)
+        terms = set(tokenize(query))
+        if not terms or self._retriever is None:
+            return coverage
+        indptr, indices = self._retriever.scores["indptr"], self._retriever.scores["indices"]
+        total = 0.0
+        for term in terms:
+            tid = self._vocab.get(term)
+            start, end = (int(indptr[tid]), int(indptr[tid + 1])) if tid is not None else (0, 0)
+            idf = float(np.log((self.size + 1) / (end - start + 0.5)))
+            total += idf
+            if end > start:
+                coverage[indices[start:end]] += idf
+        return np.clip(coverage / total, 0.0, 1.0)[: self.size] if total > 0 else coverage

@@ -10,7 +10,6 @@ import math
 import os
 import time
 from collections.abc import Callable
-from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from typing import Any
 
@@ -18,27 +17,23 @@ import numpy as np
 
 from rag.config import get_secret
 from rag.errors import ConfigError, ProviderError
-from rag.providers.base import Embedder, seconds_left
+from rag.providers.base import Embedder
+from rag.providers.cohere_client import (  # noqa: F401  (re-exported for callers and tests)
+    CohereCaller,
+    import_cohere,
+    parse_retry_after,
+    retry_delay,
+)
 
 DEFAULT_MODEL = "embed-english-v3.0"
-DEFAULT_URL = "https://api.cohere.com"
 INPUT_TYPES = {"document": "search_document", "query": "search_query"}
-BACKOFF_BASE_S = 0.5
-BACKOFF_CAP_S = 8.0
-RETRY_AFTER_CAP_S = 30.0  # a server asking for longer is reported, not waited on for minutes
-# Under a deadline (a question's retrieval budget, 2 s by default) a call retries once, quickly,
-# and only when a useful attempt still fits; the full backoff (0.5+1+2+4 s) is for ingest.
-DEADLINE_RETRIES = 1
-DEADLINE_RETRY_PAUSE_S = 0.1
-MIN_ATTEMPT_S = 0.2
-KEY_REJECTED = (401, 403, 498)  # 498 is Cohere's "invalid token"
 WORDPIECE_MARGIN = 1.1
 WORDS_TO_TOKENS = 1.5
 MISSING_KEY = ("Cohere embeddings need COHERE_API_KEY: set it in the environment or "
                ".streamlit/secrets.toml, or use RAG_EMBEDDER=local.")
 
 
-class CohereEmbedder(Embedder):
+class CohereEmbedder(CohereCaller, Embedder):
     name = "cohere"
     max_tokens = 512
     dim = 1024  # embed-english-v3.0; replaced by the width of the first response
@@ -78,125 +73,6 @@ class CohereEmbedder(Embedder):
         array = np.asarray(vectors, dtype=np.float32)
         self.dim = int(array.shape[1])
         return array
-
-    def client(self) -> Any:
-        if self._client is None:
-            cohere = import_cohere()
-            options: dict[str, Any] = {"api_key": self.api_key, "timeout": self.timeout,
-                                       "max_retries": 0}  # the retry count is ours
-            if self.base_url:
-                options["base_url"] = self.base_url
-            self._client = cohere.ClientV2(**options)
-        return self._client
-
-    def _with_retries(self, call: Callable[[float], Any]) -> Any:
-        """Run call(timeout), retrying 429, 5xx, timeouts and connection errors with backoff;
-        under a network deadline, once and briefly, giving up before the deadline passes."""
-        import httpx
-        from cohere.core.api_error import ApiError
-        from cohere.core.parse_error import ParsingError
-
-        bounded = seconds_left() is not None
-        retries = min(self.max_retries, DEADLINE_RETRIES) if bounded else self.max_retries
-        attempts = max(retries, 0) + 1
-        for attempt in range(attempts):
-            last = attempt == attempts - 1
-            timeout = self._attempt_timeout()
-            try:
-                return call(timeout)
-            except ApiError as e:
-                status = e.status_code or 0
-                if last or not (status == 429 or status >= 500) or \
-                        not self._pause(retry_delay(attempt, e.headers)):
-                    raise ProviderError(self._describe_status(status, e.body, attempt)) from e
-            except httpx.TransportError as e:
-                if last or not self._pause(retry_delay(attempt, None)):
-                    raise ProviderError(self._unreachable(e, timeout)) from e
-            except ParsingError as e:
-                raise ProviderError(f"Cohere sent an embed response Folio could not read ({e}); "
-                                    "try again, or use RAG_EMBEDDER=local.") from e
-        raise AssertionError("unreachable: every attempt returns, raises or retries")
-
-    def _attempt_timeout(self) -> float:
-        """This attempt's timeout: ours, cut to the time left before the deadline."""
-        left = seconds_left()
-        if left is None:
-            return self.timeout
-        if left < MIN_ATTEMPT_S:
-            raise ProviderError("Cohere was not asked: the time for this step had run out; try "
-                                "again, or use RAG_EMBEDDER=local.")
-        return min(self.timeout, left)
-
-    def _pause(self, delay: float) -> bool:
-        """Wait before a retry; False (no wait) when a retry would not fit the deadline."""
-        left = seconds_left()
-        if left is not None:
-            delay = DEADLINE_RETRY_PAUSE_S
-            if left < delay + MIN_ATTEMPT_S:
-                return False
-        self.sleep(delay)
-        return True
-
-    def _describe_status(self, status: int, body: Any, retried: int) -> str:
-        retries = f"after {retried} retries"
-        if status in KEY_REJECTED:
-            return f"Cohere rejected the API key ({status}). Check COHERE_API_KEY."
-        if status == 429:
-            return (f"Cohere's rate limit was hit (429) and still applied {retries}; wait a "
-                    "minute and try again, or use RAG_EMBEDDER=local.")
-        if status >= 500:
-            return f"Cohere's service failed (HTTP {status}) {retries}; try again shortly."
-        if status < 400:
-            return (f"Cohere sent an embed response Folio could not read (HTTP {status}); "
-                    "try again, or use RAG_EMBEDDER=local.")
-        return f"Cohere refused the request (HTTP {status}): {error_message(body)}"
-
-    def _unreachable(self, error: Exception, timeout: float) -> str:
-        import httpx
-
-        url = self.base_url or DEFAULT_URL
-        if isinstance(error, httpx.TimeoutException):
-            return (f"Cohere at {url} did not answer within {timeout:.3g} s; try again, "
-                    "or use RAG_EMBEDDER=local.")
-        return (f"Could not reach Cohere at {url} ({type(error).__name__}); check the network "
-                "or COHERE_BASE_URL, or use RAG_EMBEDDER=local.")
-
-
-def retry_delay(attempt: int, headers: dict[str, str] | None) -> float:
-    """Retry-After when the server sent one, else 0.5 s doubling per attempt, capped at 8 s."""
-    retry_after = parse_retry_after(headers or {})
-    if retry_after is not None:
-        return min(retry_after, RETRY_AFTER_CAP_S)
-    return min(BACKOFF_BASE_S * 2 ** attempt, BACKOFF_CAP_S)
-
-
-def parse_retry_after(headers: dict[str, str]) -> float | None:
-    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
-        return None
-
-
-def error_message(body: Any) -> str:
-    if isinstance(body, dict) and body.get("message"):
-        return str(body["message"])
-    return str(body)
-
-
-def import_cohere() -> Any:
-    try:
-        import cohere
-    except ImportError as e:
-        raise ProviderError("Cohere embeddings need the cohere package: run "
-                            "`pip install cohere`, or use RAG_EMBEDDER=local.") from e
-    return cohere
 
 
 @lru_cache(maxsize=1)

@@ -16,11 +16,13 @@ from rag.errors import ConfigError, RagError
 from rag.index.build import BookIndex, dense_scores_for
 from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
 from rag.retrieval.query import validate_query
+from rag.retrieval.signals import SIGNALS, pool_signals
 from rag.types import Chunk, Hit, Retrieval, RetrievalSettings
 
 REASON_BELOW = "below_threshold"
 REASON_DUPLICATE = "duplicate_section"
 REASON_BEYOND = "beyond_top_k"
+MAX_SIGNALS = 0.9  # the composite signals may take at most this share of the blended score
 
 
 @dataclass(frozen=True)
@@ -32,10 +34,17 @@ class CandidatePool:
     bm25_max: float  # the best raw BM25 score in the whole book for this query
     notices: tuple[Notice, ...] = ()
     latency_ms: dict[str, float] = field(default_factory=dict)
+    signals: dict[str, np.ndarray] = field(default_factory=dict)  # name -> per candidate, [0, 1]
+    query_vector: np.ndarray | None = None  # kept for the re-ranking stage; None: dense failed
 
     @property
     def bm25(self) -> np.ndarray:
         return self.bm25_raw / self.bm25_max if self.bm25_max > 0 else np.zeros_like(self.bm25_raw)
+
+    def signal(self, name: str) -> np.ndarray:
+        """A composite signal per candidate; zeros when the pool does not have it."""
+        values = self.signals.get(name)
+        return values if values is not None else np.zeros(len(self.chunks), dtype=np.float32)
 
 
 def check_weights(w_dense: float, w_bm25: float | None = None) -> tuple[float, float]:
@@ -48,9 +57,28 @@ def check_weights(w_dense: float, w_bm25: float | None = None) -> tuple[float, f
 
 
 def blend_scores(dense: np.ndarray, bm25: np.ndarray, w_dense: float,
-                 w_bm25: float | None = None) -> np.ndarray:
+                 w_bm25: float | None = None, signals: dict[str, np.ndarray] | None = None,
+                 signal_weights: dict[str, float] | None = None) -> np.ndarray:
+    """hybrid = w_dense x dense + w_bm25 x bm25; with composite signals weighted in,
+    (1 - their weights' sum) x hybrid + sum of weight x signal."""
     w_dense, w_bm25 = check_weights(w_dense, w_bm25)
-    return w_dense * np.asarray(dense) + w_bm25 * np.asarray(bm25)
+    hybrid = w_dense * np.asarray(dense) + w_bm25 * np.asarray(bm25)
+    weights = {k: w for k, w in (signal_weights or {}).items() if w > 0}
+    if not weights:
+        return hybrid
+    check_signal_weights(weights)
+    blended = np.float32(1.0 - sum(weights.values())) * hybrid
+    for name, w in weights.items():
+        values = (signals or {}).get(name)
+        if values is not None:
+            blended = blended + np.float32(w) * np.asarray(values, dtype=np.float32)
+    return blended
+
+
+def check_signal_weights(weights: dict[str, float]) -> None:
+    if any(not 0 <= w <= 1 for w in weights.values()) or sum(weights.values()) > MAX_SIGNALS:
+        raise ConfigError(f"Composite signal weights must each be between 0 and 1 and sum to at "
+                          f"most {MAX_SIGNALS}; got {weights}.")
 
 
 def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> CandidatePool:
@@ -62,10 +90,12 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
     bm25_order = [i for i in np.argsort(-bm25_all, kind="stable")[:pool_size] if bm25_all[i] > 0]
     dense_by_id: dict[str, float] = {}
     notices: list[Notice] = []
+    vector = None
     try:
         t0 = time.perf_counter()
         vector = index.embedder.embed_query(query)
         timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+        notices.extend(getattr(index.embedder, "notices", ()))  # e.g. ONNX fell back to PyTorch
         t0 = time.perf_counter()
         dense_by_id = dict(index.store.search(index.collection, vector, pool_size))
         timings["dense_ms"] = (time.perf_counter() - t0) * 1000
@@ -76,23 +106,29 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
         timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
     except RagError as e:
         notices.append(make_notice(DENSE_UNAVAILABLE, error=e))
-        dense_by_id = {}
+        dense_by_id, vector = {}, None
     positions = list(dict.fromkeys(
         [index.positions[cid] for cid in dense_by_id if cid in index.positions] + bm25_order))
     chunks = tuple(index.chunks[i] for i in positions)
     dense = np.clip(np.array([dense_by_id.get(c.chunk_id, 0.0) for c in chunks],
                              dtype=np.float32), 0.0, 1.0)
+    t0 = time.perf_counter()
+    signals = pool_signals(index, query, positions)
+    timings["signals_ms"] = (time.perf_counter() - t0) * 1000
     return CandidatePool(query=query, chunks=chunks, dense=dense,
                          bm25_raw=bm25_all[positions].astype(np.float32),
                          bm25_max=float(bm25_all.max()) if bm25_all.size else 0.0,
-                         notices=tuple(notices), latency_ms=timings)
+                         notices=tuple(notices), latency_ms=timings, signals=signals,
+                         query_vector=vector)
 
 
 def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retrieval:
     """Blend, sort, cut at the threshold, keep one chunk per section, keep the best top_k."""
     t0 = time.perf_counter()
     bm25 = pool.bm25
-    blended = blend_scores(pool.dense, bm25, settings.w_dense)
+    blended = blend_scores(pool.dense, bm25, settings.w_dense, signals=pool.signals,
+                           signal_weights=settings.signal_weights)
+    extra = {name: pool.signal(name) for name in SIGNALS}
     order = np.lexsort((np.arange(len(blended)), -blended))
     seen_sections: set[str] = set()
     hits: list[Hit] = []
@@ -111,7 +147,8 @@ def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retriev
         hit = Hit(chunk=chunk, dense=round(float(pool.dense[i]), 6),
                   bm25_raw=round(float(pool.bm25_raw[i]), 6), bm25=round(float(bm25[i]), 6),
                   blended=round(float(blended[i]), 6), rank=rank, passed=passed,
-                  selected=not reason, reason=reason)
+                  selected=not reason, reason=reason,
+                  **{name: round(float(values[i]), 6) for name, values in extra.items()})
         if passed:
             seen_sections.add(chunk.section_key)
         if hit.selected:
@@ -138,7 +175,8 @@ def pool_to_record(retrieval: Retrieval) -> dict:
     return {
         "query": retrieval.query, "bm25_max": retrieval.bm25_max,
         "candidates": [{**{f: getattr(h.chunk, f) for f in POOL_FIELDS},
-                        "dense": h.dense, "bm25_raw": h.bm25_raw, "bm25": h.bm25}
+                        "dense": h.dense, "bm25_raw": h.bm25_raw, "bm25": h.bm25,
+                        **{name: getattr(h, name) for name in SIGNALS if getattr(h, name)}}
                        for h in retrieval.candidates],
     }
 
@@ -155,4 +193,6 @@ def pool_from_record(record: dict) -> CandidatePool:
         dense=np.array([c["dense"] for c in record.get("candidates", [])], dtype=np.float32),
         bm25_raw=np.array([c["bm25_raw"] for c in record.get("candidates", [])],
                           dtype=np.float32),
-        bm25_max=float(record.get("bm25_max", 0.0)))
+        bm25_max=float(record.get("bm25_max", 0.0)),
+        signals={name: np.array([c.get(name, 0.0) for c in record.get("candidates", [])],
+                                dtype=np.float32) for name in SIGNALS})

@@ -13,6 +13,7 @@ from rag.retrieval.hybrid import (
     collect_candidates,
     rank_candidates,
 )
+from rag.retrieval.rerank import rerank
 from rag.types import Retrieval, RetrievalSettings
 
 # Without dense scores a normalised BM25 score is only relative (the best chunk always scores 1),
@@ -21,11 +22,12 @@ BM25_ONLY_COVERAGE = 0.5
 
 
 def search_book(index: BookIndex, query: str, settings: RetrievalSettings) -> Retrieval:
-    """Hybrid retrieval; BM25 alone when the dense side (embedder or Qdrant) failed."""
+    """Hybrid retrieval (BM25 alone when the dense side, embedder or Qdrant, failed), then the
+    re-ranking stage when settings switch it on."""
     pool = collect_candidates(index, query, settings.candidate_pool)
     if pool.notices and not pool.dense.any():
-        return rank_bm25_only(pool, settings)
-    return rank_candidates(pool, settings)
+        return rerank(rank_bm25_only(pool, settings), pool, index)
+    return rerank(rank_candidates(pool, settings), pool, index)
 
 
 def rank_bm25_only(pool: CandidatePool, settings: RetrievalSettings) -> Retrieval:

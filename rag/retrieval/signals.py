@@ -1,0 +1,70 @@
+"""Composite signals beside dense and BM25, each in [0, 1] per candidate (the original design's
+ADR: semantic similarity, source authority, recency, query-term match):
+
+- terms: the IDF-weighted share of the question's distinct terms a chunk holds (heading path
+  included), read from the BM25 index's term-document matrix;
+- authority: the chapter's frontmatter `authority` (0..1); chunks without one score 0;
+- recency: the chapter's frontmatter `last_updated`, scaled over the book (oldest 0, newest 1;
+  all the same date: 1); chunks without one score 0.
+
+How much each counts is RetrievalSettings.w_terms / w_authority / w_recency (0 by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+import numpy as np
+
+from rag.types import Chunk
+
+SIGNALS = ("terms", "authority", "recency")
+SIGNAL_LABELS = {"terms": "Term match", "authority": "Authority", "recency": "Recency"}
+
+
+def pool_signals(index, query: str, positions: Sequence[int]) -> dict[str, np.ndarray]:
+    """Every signal for the candidates at `positions` of index.chunks."""
+    rows = np.asarray(list(positions), dtype=np.int64)
+    authority, recency = book_signals(index)
+    return {"terms": index.lexical.term_coverage(query)[rows].astype(np.float32),
+            "authority": authority[rows], "recency": recency[rows]}
+
+
+def book_signals(index) -> tuple[np.ndarray, np.ndarray]:
+    """(authority, recency) of every chunk of the book, computed once per loaded index."""
+    cached = getattr(index, "_book_signals", None)
+    if cached is None or len(cached[0]) != len(index.chunks):
+        cached = (np.array([authority_of(c) for c in index.chunks], dtype=np.float32),
+                  recency_scores(index.chunks))
+        try:
+            index._book_signals = cached
+        except AttributeError:  # an index type without attributes: computed per query
+            pass
+    return cached
+
+
+def authority_of(chunk: Chunk) -> float:
+    value = getattr(chunk, "authority", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(min(max(value, 0.0), 1.0)) if value == value else 0.0
+
+
+def _day(chunk: Chunk) -> int | None:
+    value = getattr(chunk, "last_updated", None)
+    try:
+        return date.fromisoformat(str(value)[:10]).toordinal() if value else None
+    except ValueError:
+        return None
+
+
+def recency_scores(chunks: Sequence[Chunk]) -> np.ndarray:
+    """Oldest dated chunk 0, newest 1 (all dated the same day: 1); undated chunks 0."""
+    days = [_day(c) for c in chunks]
+    known = [d for d in days if d is not None]
+    if not known:
+        return np.zeros(len(chunks), dtype=np.float32)
+    oldest, span = min(known), max(known) - min(known)
+    return np.array([0.0 if d is None else 1.0 if span == 0 else (d - oldest) / span
+                     for d in days], dtype=np.float32)
