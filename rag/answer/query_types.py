@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 
 from rag.answer.guardrails import CODE_REQUEST_RE, REALTIME_RE
+from rag.errors import RagError
+from rag.providers.base import LLM, Message
 
 QUERY_TYPES = ("factual", "conceptual", "comparison", "procedural", "code", "realtime")
 TYPE_LABELS = {"factual": "Factual", "conceptual": "Conceptual", "comparison": "Comparison",
@@ -62,3 +64,27 @@ def type_of_category(category: str | None) -> str | None:
     name = (category or "").strip().lower()
     name = CATEGORY_TYPES.get(name, name)
     return name if name in QUERY_TYPES else None
+
+
+CLASSIFY_SYSTEM = (
+    "Classify the reader's question about a book into exactly one type: factual (a fact, name, "
+    "number or definition), conceptual (why or how something works), comparison (two or more "
+    "things weighed against each other), procedural (how to do, set up or fix something), code "
+    "(asks for code to be written) or realtime (about the present moment: news, prices, live "
+    "counts). Reply with the type's one word only.")
+
+
+def classify_with_llm(question: str, llm: LLM | None, timeout: float = 1.0) -> tuple[str, str]:
+    """(type, source): Claude's one-word answer when configured and valid, else the rules.
+    Source is "llm" or "rules"; a failure or an answer that is not a type uses the rules."""
+    if llm is not None:
+        try:
+            reply = llm.generate(CLASSIFY_SYSTEM, [Message("user", question[:2000])], 5,
+                                 timeout).strip().lower()
+            word = re.sub(r"[^a-z-]", "", reply.split()[0]) if reply.split() else ""
+            word = CATEGORY_TYPES.get(word, word)
+            if word in QUERY_TYPES:
+                return word, "llm"
+        except RagError:
+            pass  # the rules below answer instead
+    return classify(question), "rules"

@@ -21,6 +21,8 @@ class Turn:
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
     notices: list[Notice] = dataclasses.field(default_factory=list)
     index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
+    query_type: str = ""  # rag.answer.query_types: factual, conceptual, ... ("" before typing)
+    query_type_source: str = ""  # "rules" or "llm"
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started

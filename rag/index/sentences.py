@@ -47,9 +47,14 @@ class SentenceTable:
         return self.by_section.get(section_key, [])
 
     @cached_property
+    def token_sets(self) -> list[frozenset[str]]:
+        """Each unit's distinct stems, tokenized once per loaded index."""
+        return [frozenset(tokenize(text)) for text in self.texts]
+
+    @cached_property
     def document_frequency(self) -> Counter:
         """In how many units each stem occurs (for IDF); counted once per loaded index."""
-        return Counter(stem for text in self.texts for stem in set(tokenize(text)))
+        return Counter(stem for stems in self.token_sets for stem in stems)
 
 
 def _digest(text: str) -> str:

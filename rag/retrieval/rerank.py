@@ -50,29 +50,41 @@ class OfflineReranker:
 
     def score_hits(self, pool: CandidatePool, hits: Sequence[Hit]) -> list[float]:
         terms = set(tokenize(pool.query))
-        idf = self._idf(terms)
-        total = sum(idf.values())
         table = getattr(self.index, "sentences", None)
+        idf = self._idf(terms, table)
+        total = sum(idf.values()) or 1.0
+        query = None if pool.query_vector is None else \
+            np.asarray(pool.query_vector, dtype=np.float32)
+        by_section: dict[str, float] = {}
         scores = []
         for hit in hits:
-            head = set(tokenize(" ".join(hit.chunk.heading_path)))
-            rows = table.rows_for(hit.chunk.section_key) if table is not None else []
-            if rows and pool.query_vector is not None:
-                dense = table.vectors[rows] @ np.asarray(pool.query_vector, dtype=np.float32)
-                texts = [table.texts[r] for r in rows]
-            else:
-                texts = [t for t in SENTENCE_END.split(hit.chunk.text) if t.strip()]
-                dense = np.zeros(len(texts), dtype=np.float32)
-            best = 0.0
-            for text, sim in zip(texts, dense, strict=False):
-                words = set(tokenize(text)) | head
-                share = sum(idf[t] for t in terms if t in words) / total if total else 0.0
-                best = max(best, 0.5 * float(np.clip(sim, 0.0, 1.0)) + 0.5 * share)
-            scores.append(round(best, 6))
+            key = hit.chunk.section_key
+            if key not in by_section:
+                by_section[key] = self._section_score(hit, terms, idf, total, table, query)
+            scores.append(by_section[key])
         return scores
 
-    def _idf(self, terms: set[str]) -> dict[str, float]:
-        table = getattr(self.index, "sentences", None)
+    @staticmethod
+    def _section_score(hit: Hit, terms: set[str], idf: dict[str, float], total: float,
+                       table, query: np.ndarray | None) -> float:
+        """The best unit of the chunk's section: half meaning, half term share."""
+        head = set(tokenize(" ".join(hit.chunk.heading_path)))
+        rows = table.rows_for(hit.chunk.section_key) if table is not None else []
+        if rows and query is not None:
+            sims = np.clip(table.vectors[rows].astype(np.float32) @ query, 0.0, 1.0)
+            stems = [table.token_sets[r] for r in rows]
+        else:
+            units = [t for t in SENTENCE_END.split(hit.chunk.text) if t.strip()]
+            sims = np.zeros(len(units), dtype=np.float32)
+            stems = [frozenset(tokenize(u)) for u in units]
+        best = 0.0
+        for sim, words in zip(sims, stems, strict=True):
+            share = sum(idf[t] for t in terms if t in words or t in head) / total
+            best = max(best, 0.5 * float(sim) + 0.5 * share)
+        return round(best, 6)
+
+    @staticmethod
+    def _idf(terms: set[str], table) -> dict[str, float]:
         if table is None:
             return {t: 1.0 for t in terms}
         df, n = table.document_frequency, len(table.texts)
@@ -82,16 +94,16 @@ class OfflineReranker:
 _COHERE: dict[str, Reranker] = {}
 
 
-def reranker_for(name: str, index) -> Reranker | None:
-    """The re-ranker a setting names (None for "off"); Cohere's client is made once."""
+def reranker_for(name: str, index, model: str = "rerank-v3.5") -> Reranker | None:
+    """The re-ranker a setting names (None for "off"); Cohere's client is made once per model."""
     if name == "offline":
         return OfflineReranker(index)
     if name == "cohere":
-        if "cohere" not in _COHERE:
+        if model not in _COHERE:
             from rag.providers.cohere_reranker import CohereReranker
 
-            _COHERE["cohere"] = CohereReranker()
-        return _COHERE["cohere"]
+            _COHERE[model] = CohereReranker(model=model)
+        return _COHERE[model]
     if name == "off":
         return None
     raise ConfigError(f"Unknown re-ranker {name!r}; choose one of {', '.join(RERANKERS)}.")
@@ -107,7 +119,7 @@ def rerank(retrieval: Retrieval, pool: CandidatePool, index=None,
         return retrieval
     t0 = time.perf_counter()
     try:
-        reranker = reranker or reranker_for(settings.rerank, index)
+        reranker = reranker or reranker_for(settings.rerank, index, settings.rerank_model)
         scores = reranker.score_hits(pool, depth)
     except RagError as e:
         latency = dict(retrieval.latency_ms, rerank_ms=(time.perf_counter() - t0) * 1000)

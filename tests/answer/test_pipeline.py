@@ -76,7 +76,8 @@ def test_response_contract(sample_index, sample_settings) -> None:
     assert meta["synthesis_latency_ms"] == stages["synthesis"] > 0
     assert meta["total_latency_ms"] == stages["total"] >= stages["retrieval"] + stages["synthesis"]
     assert set(meta["retrieval_breakdown_ms"]) == {"embed_ms", "dense_ms", "bm25_ms", "fetch_ms",
-                                                   "rank_ms"}
+                                                   "signals_ms", "rank_ms"}
+    assert (meta["query_type"], meta["query_type_source"]) == ("conceptual", "rules")
     assert set(data["validation"]) == {"boundary_violations", "confidence_warnings",
                                        "guardrail_actions", "notices"}
     assert set(data["confidence"]) == {"retrieval", "generation", "score", "level"}
