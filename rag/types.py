@@ -29,6 +29,7 @@ class Section:
     page: int | None
     source_path: str  # relative to the book folder
     has_code: bool = False
+    page_end: int | None = None  # a PDF section's last page (page is its first); None: unknown
 
     @property
     def key(self) -> str:
@@ -52,6 +53,7 @@ class Chunk:
     has_code: bool = False
     source: str = "book"  # "book" or "selection"
     source_path: str = ""
+    page_end: int | None = None  # the last page the chunk's text is on (PDF books)
 
     @property
     def section_key(self) -> str:
@@ -79,6 +81,7 @@ class RetrievalSettings:
     rerank: str = "off"
     rerank_weight: float = 0.5
     rerank_depth: int = 20
+    rerank_model: str = "rerank-v3.5"  # Cohere's model, when rerank = "cohere"
 
     @property
     def w_bm25(self) -> float:

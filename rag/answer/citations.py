@@ -11,6 +11,9 @@ from rag.types import Chunk, Citation, Hit
 
 EXCERPT_MIN_WORDS, EXCERPT_MAX_WORDS = 30, 50
 SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?!\[S\d)")  # a trailing [Sn] stays
+# A book's own links are relative to its site (`./hardware-requirements`): in an excerpt shown in
+# the app they would lead to "Page not found", so an excerpt keeps a link's text, not the link.
+LINK_RE = re.compile(r"(!?)\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,9 @@ def build_url(template: str, base_url: str, chunk: Chunk) -> str:
 
 
 def pick_excerpt(chunk_text: str, near: str = "") -> str:
-    """30-50 words of the chunk, starting at the sentence the answer quoted when there is one."""
-    words = chunk_text.split()
+    """30-50 words of the chunk, starting at the sentence the answer quoted when there is one;
+    links keep their text and images go."""
+    words = LINK_RE.sub(lambda m: "" if m.group(1) else m.group(2), chunk_text).split()
     start = 0
     if near:
         # compared without Markdown marks: quotes are cleaned, chunk texts are not
@@ -70,11 +74,18 @@ def quotes_by_marker(text: str) -> dict[int, list[str]]:
     return out
 
 
+def page_label(page: int | None, page_end: int | None = None) -> str:
+    """"Page 42", "Pages 42–43" (a chunk running over a page turn), or "" when unknown."""
+    if not page:
+        return ""
+    return f"Pages {page}–{page_end}" if page_end and page_end != page else f"Page {page}"
+
+
 def display_text(chunk: Chunk, excerpt: str) -> str:
     """SPEC §3: [Source: Section Title (Page 42) - "excerpt"]; the page only when known."""
     title = "Selected text" if chunk.source == "selection" else chunk.section_title
-    page = f" (Page {chunk.page})" if chunk.page else ""
-    return f'[Source: {title}{page} - "{excerpt}"]'
+    pages = page_label(chunk.page, chunk.page_end)
+    return f'[Source: {title}{f" ({pages})" if pages else ""} - "{excerpt}"]'
 
 
 def count_uncited(text: str) -> int:

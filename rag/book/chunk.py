@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rag.book.pdf_sections import PAGE_BREAK
 from rag.types import Chunk, Section
 
 CHUNK_NAMESPACE = uuid.UUID("6f0a3c2e-5b7d-4e1f-9a8c-2d4b6e8f0a1c")
@@ -18,6 +19,7 @@ SENTENCE_RE = re.compile(r"(?<=[.!?:])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9*_`-])")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 CountTokens = Callable[[list[str]], list[int]]
+Unit = tuple[str, bool, int, int]  # text, is code, first and last page (offsets in the section)
 
 
 @dataclass(frozen=True)
@@ -35,35 +37,51 @@ class ChunkerSettings:
 
 def split_units(text: str) -> list[tuple[str, bool]]:
     """Sentences of prose and whole code blocks, in order, each flagged as code or not."""
-    units: list[tuple[str, bool]] = []
-    paragraph: list[str] = []
+    return [(unit, code) for unit, code, _, _ in split_paged_units(text)]
+
+
+def split_paged_units(text: str) -> list[Unit]:
+    """split_units with the pages each unit is on, counted in the PAGE_BREAK marks a PDF section's
+    lines start with: a sentence running over a page turn is on both pages."""
+    units: list[Unit] = []
+    paragraph: list[tuple[str, int]] = []
     code: list[str] | None = None
+    code_page = page = 0
 
     def flush_paragraph() -> None:
-        joined = " ".join(" ".join(paragraph).split())
-        units.extend((s.strip(), False) for s in SENTENCE_RE.split(joined) if s.strip())
+        words = [(w, p) for line, p in paragraph for w in line.split()]
+        position = 0
+        for sentence in SENTENCE_RE.split(" ".join(w for w, _ in words)):
+            n = len(sentence.split())
+            if sentence.strip():
+                first = words[min(position, len(words) - 1)][1]
+                units.append((sentence.strip(), False, first,
+                              words[min(position + n, len(words)) - 1][1]))
+            position += n
         paragraph.clear()
 
-    for line in text.splitlines():
+    for raw in text.splitlines():
+        line = raw.lstrip(PAGE_BREAK)
+        page += len(raw) - len(line)
         if FENCE_RE.match(line):
             if code is None:
                 flush_paragraph()
-                code = [line]
+                code, code_page = [line], page
             else:
                 code.append(line)
-                units.append(("\n".join(code), True))
+                units.append(("\n".join(code), True, code_page, page))
                 code = None
         elif code is not None:
             code.append(line)
         elif not line.strip() or line.lstrip().startswith(("- ", "* ", "|", "1. ")):
             flush_paragraph()
             if line.strip():
-                paragraph.append(line.strip())
+                paragraph.append((line.strip(), page))
                 flush_paragraph()
         else:
-            paragraph.append(line.strip())
+            paragraph.append((line.strip(), page))
     if code is not None:
-        units.append(("\n".join(code), True))
+        units.append(("\n".join(code), True, code_page, page))
     flush_paragraph()
     return units
 
@@ -81,24 +99,28 @@ def split_oversized(text: str, limit: int, count: CountTokens) -> list[str]:
     return pieces
 
 
-def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
-               ) -> list[list[tuple[str, int]]]:
-    """Greedy packing; each chunk after the first opens with the previous one's last units."""
-    chunks: list[list[tuple[str, int]]] = []
+def _tokens(units: list[tuple]) -> int:
+    return sum(unit[1] for unit in units)
+
+
+def pack_units(units: list[tuple], budget: int, overlap_tokens: int) -> list[list[tuple]]:
+    """Greedy packing of (text, tokens, ...) units; each chunk after the first opens with the
+    previous one's last units."""
+    chunks: list[list[tuple]] = []
     carried: list[int] = []  # per chunk: how many leading units repeat the chunk before it
-    current: list[tuple[str, int]] = []
+    current: list[tuple] = []
     fresh = 0  # units in `current` that are not overlap
     for unit in units:
-        size = sum(n for _, n in current) + unit[1] + (1 if current else 0)
+        size = _tokens(current) + unit[1] + (1 if current else 0)
         if current and size > budget and fresh:
             chunks.append(current)
             carried.append(len(current) - fresh)
-            carry: list[tuple[str, int]] = []
+            carry: list[tuple] = []
             for prev in reversed(current):
-                if sum(n for _, n in carry) + prev[1] > overlap_tokens:
+                if _tokens(carry) + prev[1] > overlap_tokens:
                     break
                 carry.insert(0, prev)
-            while carry and sum(n for _, n in carry) + unit[1] > budget:
+            while carry and _tokens(carry) + unit[1] > budget:
                 carry.pop(0)
             current, fresh = carry, 0
         current.append(unit)
@@ -106,7 +128,7 @@ def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
     if current and fresh:
         tail = current[len(current) - fresh:]
         merged = None
-        if chunks and sum(n for _, n in tail) < budget * MIN_TAIL_FRACTION:
+        if chunks and _tokens(tail) < budget * MIN_TAIL_FRACTION:
             merged = merge_tail(chunks[-1], carried[-1], tail, budget)
         if merged is not None:
             chunks[-1] = merged
@@ -115,17 +137,17 @@ def pack_units(units: list[tuple[str, int]], budget: int, overlap_tokens: int
     return chunks
 
 
-def merge_tail(previous: list[tuple[str, int]], carried: int, tail: list[tuple[str, int]],
-               budget: int) -> list[tuple[str, int]] | None:
+def merge_tail(previous: list[tuple], carried: int, tail: list[tuple], budget: int
+               ) -> list[tuple] | None:
     """The previous chunk plus a tiny tail, giving up as much of its leading overlap as needed.
 
     The previous chunk was closed because the tail's first unit did not fit, so the tail only fits
     once some overlap goes; that text stays in the chunk before it. None when nothing fits.
     """
-    tail_size = sum(n for _, n in tail)
+    tail_size = _tokens(tail)
     for drop in range(carried + 1):  # units are joined by whitespace, which costs no tokens
         kept = previous[drop:]
-        if sum(n for _, n in kept) + tail_size <= budget:
+        if _tokens(kept) + tail_size <= budget:
             return kept + tail
     return None
 
@@ -146,25 +168,37 @@ def chunk_section(section: Section, book_id: str, settings: ChunkerSettings,
     # The heading is embedded with each chunk; it may take at most half of the model's input.
     path = fit_heading_path(section.heading_path, settings.budget // 2, count)
     budget = settings.budget - count([" > ".join(path)])[0] - 1
-    raw_units = split_units(section.text)
-    sized: list[tuple[str, int]] = []
-    for (text, _), n in zip(raw_units, count([t for t, _ in raw_units]), strict=True):
+    raw_units = split_paged_units(section.text)
+    sized: list[tuple[str, int, int, int]] = []
+    for (text, _, first, last), n in zip(raw_units, count([u[0] for u in raw_units]),
+                                         strict=True):
         pieces = [text] if n <= budget else split_oversized(text, budget, count)
-        sized.extend(zip(pieces, count(pieces) if len(pieces) > 1 else [n], strict=True))
+        sized.extend((piece, size, first, last) for piece, size in
+                     zip(pieces, count(pieces) if len(pieces) > 1 else [n], strict=True))
     packed = pack_units(sized, budget, int(settings.budget * settings.overlap))
     chunks = []
     for ordinal, group in enumerate(packed):
-        text = "\n".join(t for t, _ in group) if any("\n" in t for t, _ in group) \
-            else " ".join(t for t, _ in group)
+        text = "\n".join(u[0] for u in group) if any("\n" in u[0] for u in group) \
+            else " ".join(u[0] for u in group)
+        page, page_end = chunk_pages(section, group)
         chunks.append(Chunk(
             chunk_id=chunk_id(book_id, section.key, ordinal), text=text,
             module_id=section.module_id, chapter_id=section.chapter_id,
             section_id=section.section_id, section_title=section.title,
             chapter_title=section.chapter_title, heading_path=path,
-            stable=section.stable, page=section.page, ordinal=ordinal,
+            stable=section.stable, page=page, page_end=page_end, ordinal=ordinal,
             token_count=count([embed_text_for(path, text)])[0],
-            has_code=any(FENCE_RE.match(t) for t, _ in group), source_path=section.source_path))
+            has_code=any(FENCE_RE.match(u[0]) for u in group), source_path=section.source_path))
     return chunks
+
+
+def chunk_pages(section: Section, group: list[tuple]) -> tuple[int | None, int | None]:
+    """The first and last page of the chunk's own units; a section without a page range (a
+    Markdown chapter's frontmatter page) passes its page on."""
+    if section.page is None or section.page_end is None:
+        return section.page, None
+    last = min(section.page + max(u[3] for u in group), section.page_end)
+    return min(section.page + min(u[2] for u in group), last), last
 
 
 def chunk_id(book_id: str, section_key: str, ordinal: int) -> str:

@@ -1,4 +1,4 @@
-"""Book folder (.md/.mdx + YAML frontmatter) -> sections with stable IDs, and a report."""
+"""Book folder (.md/.mdx + YAML frontmatter, .pdf) -> sections with stable IDs, and a report."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.book.frontmatter import load_frontmatter
+from rag.book.pdf import PDF_READER_VERSION, read_pdf
+from rag.book.slugs import slugify, unique_slug
 from rag.errors import InputError
 from rag.types import Section
 
-EXTENSIONS = (".md", ".mdx")
+EXTENSIONS = (".md", ".mdx", ".pdf")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 ANCHOR_RE = re.compile(r"\s*\{#([A-Za-z0-9_\-:.]+)\}\s*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -42,13 +44,6 @@ class Book:
     content_hash: str
 
 
-def slugify(text: str) -> str:
-    """Docusaurus/GitHub-style heading slug."""
-    text = re.sub(r"[`*_~]|<[^>]+>", "", text.strip().lower())
-    text = re.sub(r"[^\w\- ]", "", text)
-    return re.sub(r" ", "-", text)
-
-
 def resolve_book_root(root: Path) -> Path:
     """A Docusaurus project folder holds its chapters under docs/; use that when present."""
     root = Path(root)
@@ -64,7 +59,7 @@ def list_book_files(root: Path) -> list[Path]:
                    and not any(part.startswith((".", "_")) or part == "node_modules"
                                for part in p.relative_to(root).parts))
     if not files:
-        raise InputError(f"The book folder {root} has no .md or .mdx files.")
+        raise InputError(f"The book folder {root} has no .md or .mdx files and no .pdf files.")
     return files
 
 
@@ -103,17 +98,6 @@ def explicit_anchors(lines: list[tuple[str, bool]]) -> set[str]:
         if anchor:
             found.add(anchor.group(1))
     return found
-
-
-def unique_slug(title: str, taken: set[str], counts: dict[str, int]) -> str:
-    """github-slugger's rule, as Docusaurus uses it: base, base-1, base-2, skipping taken IDs."""
-    base = slugify(title) or "section"
-    slug = base
-    while slug in taken:
-        counts[base] = counts.get(base, 0) + 1
-        slug = f"{base}-{counts[base]}"
-    taken.add(slug)
-    return slug
 
 
 def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: dict,
@@ -233,7 +217,8 @@ def chapter_ids(rel: Path, meta: dict) -> tuple[str, str]:
     if meta.get("module_id"):
         return str(meta["module_id"]), str(meta.get("id") or rel.stem)
     module_id = rel.parts[0] if len(rel.parts) > 1 else ""
-    return module_id, "/".join([*rel.parts[1:-1], str(meta.get("id") or rel.stem)])
+    stem = (slugify(rel.stem) or "document") if rel.suffix == ".pdf" else rel.stem
+    return module_id, "/".join([*rel.parts[1:-1], str(meta.get("id") or stem)])
 
 
 def parse_book(root: Path) -> Book:
@@ -249,8 +234,10 @@ def parse_book(root: Path) -> Book:
         rel = path.relative_to(root)
         try:
             raw = _read_file(path, root)
-            digest.update(rel.as_posix().encode() + b"\0" + raw + b"\0")
-            meta, body, first_line = _read_meta(raw)
+            pdf = rel.suffix == ".pdf"
+            digest.update(rel.as_posix().encode() + b"\0" + raw + b"\0"
+                          + (PDF_READER_VERSION if pdf else b""))
+            meta, body, first_line = ({}, "", 1) if pdf else _read_meta(raw)
         except InputError as e:
             report.skipped_files.append({"path": rel.as_posix(), "reason": str(e)})
             continue
@@ -262,7 +249,17 @@ def parse_book(root: Path) -> Book:
             report.duplicates.append(f"{rel.as_posix()}: {reason}; this file was skipped")
             report.skipped_files.append({"path": rel.as_posix(), "reason": reason})
             continue
-        found = parse_chapter(body, rel, module_id, chapter_id, meta, report, first_line)
+        if pdf:
+            try:
+                read = read_pdf(raw, rel, module_id, chapter_id)
+            except InputError as e:
+                report.skipped_files.append({"path": rel.as_posix(), "reason": str(e)})
+                continue
+            found = list(read.sections)
+            report.skipped_files.extend({"path": f"{rel.as_posix()} {pages}", "reason": why}
+                                        for pages, why in read.problems)
+        else:
+            found = parse_chapter(body, rel, module_id, chapter_id, meta, report, first_line)
         chapters[key] = {"title": found[0].chapter_title if found else chapter_id,
                          "path": rel.as_posix(), "page": meta.get("page"),
                          "position": meta.get("sidebar_position"), "module_id": module_id,

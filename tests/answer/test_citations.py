@@ -257,3 +257,21 @@ def test_without_module_ids_the_new_folders_would_change_the_urls(tmp_path) -> N
     assert modules == {"part-0", "part-1", "part-2"}
     assert {s.module_id for s in parse_book(SAMPLE_BOOK).sections} == {
         "control", "learning", "locomotion", "safety", "sensing"}
+
+
+def test_a_chunk_over_a_page_turn_cites_both_pages() -> None:
+    one, two = (dataclasses.replace(make_chunk(page=42), page_end=end) for end in (42, 43))
+    assert display_text(one, "abc") == '[Source: PID Basics (Page 42) - "abc"]'
+    assert display_text(two, "abc") == '[Source: PID Basics (Pages 42–43) - "abc"]'
+    assert display_text(dataclasses.replace(two, page=None), "abc") == \
+        '[Source: PID Basics - "abc"]'
+
+
+def test_an_excerpt_keeps_link_text_not_the_book_relative_link() -> None:
+    text = ("Check the [hardware requirements](./hardware-requirements) and the "
+            "[simulator setup](../module-2/intro.md#setup) first. ![Wiring](./img/wiring.png) "
+            + WORDS)
+    excerpt = pick_excerpt(text)
+    assert excerpt.startswith("Check the hardware requirements and the simulator setup first. "
+                              "Integral action")
+    assert "](" not in excerpt and "./" not in excerpt and "Wiring" not in excerpt

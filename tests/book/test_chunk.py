@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import uuid
@@ -16,6 +17,7 @@ from rag.book.chunk import (
     chunk_section,
     embed_text_for,
     pack_units,
+    split_paged_units,
     split_units,
 )
 from rag.book.parse import parse_book
@@ -50,10 +52,10 @@ def model_input_size(tokenizer, chunk) -> int:
 
 
 def make_section(text: str, title: str = "Gearboxes", path: tuple[str, ...] | None = None,
-                 page: int | None = None) -> Section:
+                 page: int | None = None, page_end: int | None = None) -> Section:
     return Section(module_id="mod", chapter_id="chap", section_id="sec", title=title,
                    chapter_title="Chapter", heading_path=path or ("Chapter", title), stable=True,
-                   text=text, page=page, source_path="mod/chap.md")
+                   text=text, page=page, source_path="mod/chap.md", page_end=page_end)
 
 
 def numbered_sentences(n: int) -> list[str]:
@@ -272,3 +274,42 @@ def test_chunker_settings_describe_what_the_manifest_compares() -> None:
     a, b = ChunkerSettings(256), ChunkerSettings(512)
     assert a.budget == 254 and a.describe() != b.describe()
     assert set(a.describe()) == {"version", "max_tokens", "overlap"}
+
+
+TURN = "\x1f"  # rag.book.pdf_sections.PAGE_BREAK, at the start of a page's first line
+
+
+def test_paged_units_know_the_pages_they_are_on() -> None:
+    text = (f"Encoders count ticks.\nA sentence that runs over\n{TURN}the page turn ends here. "
+            f"Then another.\n\n- An item on page two\n{TURN}{TURN}```\nros2 run demo talker\n```"
+            f"\n{TURN}Last words.")
+    assert split_paged_units(text) == [
+        ("Encoders count ticks.", False, 0, 0),
+        ("A sentence that runs over the page turn ends here.", False, 0, 1),
+        ("Then another.", False, 1, 1),
+        ("- An item on page two", False, 1, 1),
+        ("```\nros2 run demo talker\n```", True, 3, 3),  # after a page without text
+        ("Last words.", False, 4, 4)]
+    assert split_units(text) == [(t, code) for t, code, _, _ in split_paged_units(text)]
+
+
+def test_chunks_of_a_pdf_section_carry_their_own_pages(embedder, settings) -> None:
+    pages = [" ".join(f"On page {p} sentence {i} describes how joint {i} is driven by a belt."
+                      for i in range(40)) for p in range(7, 10)]
+    section = make_section(f"\n{TURN}".join(pages), page=7, page_end=9)
+    chunks = chunk_section(section, "b", settings, embedder.count_tokens_batch)
+    assert len(chunks) >= 6
+    spans = [(c.page, c.page_end) for c in chunks]
+    assert spans[0][0] == 7 and spans[-1][1] == 9
+    assert all(7 <= a <= b <= 9 for a, b in spans)
+    for chunk in chunks:  # each page number that a chunk's text names is within its range
+        named = {int(n) for n in re.findall(r"On page (\d+)", chunk.text)}
+        assert (min(named), max(named)) == (chunk.page, chunk.page_end)
+        assert TURN not in chunk.text
+    assert any(a == b for a, b in spans) and any(a < b for a, b in spans)
+
+
+def test_a_markdown_section_passes_its_page_on_without_a_range(embedder, settings) -> None:
+    [chunk] = chunk_section(make_section("Gears trade speed for torque.", page=12), "b",
+                            settings, embedder.count_tokens_batch)
+    assert (chunk.page, chunk.page_end) == (12, None)

@@ -1,12 +1,21 @@
-"""The in-app book reader's data: the book's sections per chapter, parsed once per book hash."""
+"""The in-app book reader: the book's sections per chapter, parsed once per book edit, and one
+section shown with its links pointed at the reader (Markdown) or its pages (PDF)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import streamlit as st
 
-from rag.book.parse import parse_book
+from pages.components.book.text import (
+    link_targets,
+    pages_caption,
+    pdf_markdown,
+    pdf_pages,
+    resolve_links,
+)
+from rag.book.parse import EXTENSIONS, parse_book
 from rag.types import Section
 
 TARGET_STYLE = ("<style>.st-key-reader_target{background:#fff8e1;border-left:4px solid #f0a500;"
@@ -14,9 +23,16 @@ TARGET_STYLE = ("<style>.st-key-reader_target{background:#fff8e1;border-left:4px
 
 
 def book_key(book_dir: Path) -> str:
-    """Cheap change key: every book file's path, size and mtime."""
-    files = sorted(Path(book_dir).rglob("*.md*"))
-    return "|".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    """Cheap change key: every book file's path, size and mtime (PDFs too; a dangling symlink
+    counts by its name, parse_book reports it)."""
+    stamps = []
+    for path in sorted(p for p in Path(book_dir).rglob("*") if p.suffix in EXTENSIONS):
+        try:
+            stat = path.stat()
+            stamps.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{path}:missing")
+    return "|".join(stamps)
 
 
 @st.cache_data(show_spinner="Reading the book…", max_entries=4)
@@ -41,12 +57,25 @@ def label(entry: dict) -> str:
     return f"{entry['module_id'].replace('-', ' ').title()} › {entry['title']}"
 
 
-def show_section(s: Section, target: bool) -> None:
-    """Heading with the section ID as its HTML anchor (a #fragment scrolls there), then text."""
+def targets_of(chapters: dict[str, dict]) -> dict[str, tuple]:
+    """What the book's own links may name, for resolve_links."""
+    return link_targets(s for entry in chapters.values() for s in entry["sections"])
+
+
+def show_section(s: Section, target: bool, targets: Mapping[str, tuple] | None = None) -> None:
+    """Heading with the section ID as its HTML anchor (a #fragment scrolls there), then text:
+    a PDF section's per page, a Markdown section's with its links resolved against `targets`."""
     with st.container(key="reader_target" if target else None):
         if s.section_id:  # the element gets id=section_id; Streamlit scrolls to a matching #hash
             st.subheader(s.title.replace("$", "\\$"), anchor=s.section_id)
         if not s.stable:
             st.caption(":material/link_off: no stable ID: links to this section go to the "
                        "chapter")
-        st.markdown(s.text.replace("$", "\\$"))
+        if caption := pages_caption(s):
+            st.caption(f":material/description: {caption}")
+            for n, (page, text) in enumerate(pdf_pages(s)):
+                if n:  # where the printed page turns
+                    st.caption(f":material/insert_page_break: page {page}")
+                st.markdown(pdf_markdown(text))
+            return
+        st.markdown(resolve_links(s.text, s.source_path, targets or {}).replace("$", "\\$"))
