@@ -22,7 +22,9 @@ PAGES = (  # file, title, icon, default
     ("pages/audit.py", "Audit explorer", ":material/fact_check:", False),
 )
 
-st.set_page_config(page_title="Folio", page_icon=":material/menu_book:", layout="wide")
+# An emoji favicon is drawn in the browser; a ":material/…:" one is fetched from Google's servers,
+# the one request that would leave the machine (the page icons use the bundled font).
+st.set_page_config(page_title="Folio", page_icon="📖", layout="wide")
 
 navigation = st.navigation([
     st.Page(path, title=title, icon=icon, default=default)

@@ -34,8 +34,8 @@ with conversation:
     if not h.turns and not question:
         st.caption("Ask anything the book covers. Every answer cites the sections it comes "
                    "from; open **Why this answer** under it to see the scores behind it.")
-    for turn in h.turns:
-        view.render_turn(turn)
+    for i, turn in enumerate(h.turns, start=1):
+        view.render_turn(turn, latest=i == len(h.turns) and not question)
     if question:
         turn = ask(ctx, h, question, mode, selection if mode != "full-book" else "", pasted_at)
         if turn and turn.get("clear_selection"):

@@ -3,6 +3,7 @@ or left out; move a slider and the ranking follows at once (no re-embedding)."""
 
 import streamlit as st
 
+from pages.components.common.format import words
 from pages.components.common.shared import app_context, require_pipeline
 from pages.components.inspector import view
 from rag.errors import RagError
@@ -15,16 +16,16 @@ st.header("Retrieval inspector", anchor=False)
 question = st.text_input("Question", key="inspector_question", max_chars=1000,
                          persist_state="session",
                          placeholder="Type a question to see how every candidate scores")
-head, toggle, reset = st.columns([3, 1, 1], vertical_alignment="center")
+head, toggle, reset = st.columns([4, 1.4, 1.8], vertical_alignment="center")
 with toggle:
     compare = st.toggle("Compare A / B", key="insp_compare", persist_state="session",
                         help="Two weight/threshold settings side by side, rank changes marked.")
 with reset:
-    st.button("Reset to active settings", on_click=view.reset_controls, type="tertiary",
-              icon=":material/restart_alt:")
+    st.button("Reset to active settings", on_click=view.reset_controls, args=(ctx.settings,),
+              type="tertiary", icon=":material/restart_alt:")
 with head:
     st.caption(f"Defaults are the active settings (threshold from: "
-               f"{ctx.settings.threshold_source or 'built-in default'}).")
+               f"{words(ctx.settings.threshold_source or 'built-in default')}).")
 chosen = view.controls(ctx, compare)
 
 if not question.strip():

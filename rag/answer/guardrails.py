@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from rag.types import Verdict
+from rag.types import Chunk, Hit, Verdict
 
 CAPABILITY_CODE = "capability_code"
 CAPABILITY_REALTIME = "capability_realtime"
@@ -20,6 +20,18 @@ CITATION_UNSUPPORTED = "citation_unsupported"
 REASON_CODES = (CAPABILITY_CODE, CAPABILITY_REALTIME, CONTENT_NOT_COVERED, CONTENT_OFF_TOPIC,
                 CONFIDENCE_HEDGE, CONFIDENCE_LOW, CITATION_MISSING, CITATION_UNCITED_SENTENCES,
                 CITATION_UNRESOLVED, CITATION_UNSUPPORTED)
+REASON_LABELS = {  # how a reader is told what a reason code means
+    CAPABILITY_CODE: "asks for code", CAPABILITY_REALTIME: "asks for current information",
+    CONTENT_NOT_COVERED: "not covered by the book", CONTENT_OFF_TOPIC: "off-topic",
+    CONFIDENCE_HEDGE: "hedged wording", CONFIDENCE_LOW: "low confidence",
+    CITATION_MISSING: "no citation", CITATION_UNCITED_SENTENCES: "uncited sentences",
+    CITATION_UNRESOLVED: "unknown citation marker",
+    CITATION_UNSUPPORTED: "claim not supported by its source"}
+
+
+def reason_label(code: str) -> str:
+    """A reason code in words ("confidence_low" -> "low confidence"); unknown codes readable."""
+    return REASON_LABELS.get(code, code.replace("_", " "))
 
 # Capability requests are judged by form, not topic: the book explains PID loops, so "How is the
 # loop implemented?" is a question about the book, while "Write a PID class" asks for code. Words
@@ -57,6 +69,8 @@ NOT_COVERED = ("I can only answer questions based on {book}. This topic isn't co
                "available material.")
 NO_CODE = ("I can explain concepts from the book but cannot write code or provide "
            "implementation details.")
+CODE_SECTIONS = " The book's own code examples are in: {names}."
+NO_CODE_SECTIONS = " The book itself has no code examples."
 NO_REALTIME = ("I only have information from {book} as of {date}. I cannot provide real-time or "
                "current information.")
 NOT_ENOUGH = ("I don't have enough information in the book to answer that question. Try "
@@ -65,10 +79,33 @@ SPECULATIVE = "Note: This answer may be speculative."
 LOW_CONFIDENCE = "Note: the book only partly covers this; check the cited sections."
 
 
-def check_capability(question: str, book: str, as_of: str) -> Verdict | None:
-    """Requests the book cannot serve whatever it contains: code, real-time data, predictions."""
+def code_sections(candidates: Iterable[Hit], chunks: Iterable[Chunk], limit: int = 3
+                  ) -> list[str]:
+    """The book's sections that contain code ("Chapter › Section"): those retrieval ranked for
+    the question first, in its order, then the rest in book order; at most `limit`."""
+    names: dict[str, str] = {}
+    for c in chunks:
+        if c.has_code and c.source == "book":
+            title = c.section_title or c.chapter_title
+            names.setdefault(c.section_key, f"{c.chapter_title} › {title}")
+    ranked = [h.chunk.section_key for h in candidates if h.chunk.section_key in names]
+    return [names[k] for k in dict.fromkeys([*ranked, *names])][:limit]
+
+
+def check_capability(question: str, book: str, as_of: str,
+                     candidates: Sequence[Hit] = (), chunks: Iterable[Chunk] | None = None
+                     ) -> Verdict | None:
+    """Requests the book cannot serve whatever it contains: code, real-time data, predictions.
+
+    With the book's chunks given, a code request is pointed to the book's own code sections,
+    those nearest the question (its ranked `candidates`) first, or told the book has none."""
     if CODE_REQUEST_RE.search(question):
-        return Verdict("capability", CAPABILITY_CODE, "override", NO_CODE)
+        message = NO_CODE
+        if chunks is not None:
+            names = code_sections(candidates, chunks)
+            message += CODE_SECTIONS.format(names="; ".join(names)) if names else \
+                NO_CODE_SECTIONS
+        return Verdict("capability", CAPABILITY_CODE, "override", message)
     if REALTIME_RE.search(question):
         return Verdict("capability", CAPABILITY_REALTIME, "override",
                        NO_REALTIME.format(book=book, date=as_of))

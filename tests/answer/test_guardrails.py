@@ -12,7 +12,7 @@ from rag.answer.pipeline import Pipeline
 from rag.answer.response import apply_guardrail_mode
 from rag.config import DEFAULT_HEDGES
 from rag.providers.anthropic_llm import AnthropicLLM
-from rag.types import Verdict
+from rag.types import Chunk, Hit, Verdict
 from tests.builders import SAMPLE_QUESTIONS
 
 BOOK = "Foundations of Physical AI"
@@ -112,13 +112,46 @@ def test_no_in_scope_evaluation_question_is_a_capability_request() -> None:
 def test_capability_refusal_through_the_pipeline(claude_pipeline, claude) -> None:
     pipeline = claude_pipeline()
     code = pipeline.answer("Write a Python class that implements a PID controller.")
-    assert (code.status, code.reason_codes, code.answer) == (
-        "refused", (g.CAPABILITY_CODE,), g.NO_CODE)
+    assert (code.status, code.reason_codes) == ("refused", (g.CAPABILITY_CODE,))
+    assert code.answer.startswith(g.NO_CODE + " The book's own code examples are in: ")
     assert code.citations == () and code.validation["boundary_violations"] == [g.CAPABILITY_CODE]
     realtime = pipeline.answer("What did the humanoid robot companies announce this week?")
     assert realtime.reason_codes == (g.CAPABILITY_REALTIME,)
     assert pipeline.as_of in realtime.answer and BOOK in realtime.answer
     assert claude.message_requests == []  # refused before any model is asked
+
+
+def code_chunk(section: str, chapter: str = "Control", has_code: bool = True) -> Chunk:
+    return Chunk(chunk_id=f"{section}/0", text="", module_id="m", chapter_id=chapter.lower(),
+                 section_id=section.lower(), section_title=section, chapter_title=chapter,
+                 heading_path=(), stable=True, page=None, ordinal=0, token_count=0,
+                 has_code=has_code)
+
+
+def test_code_refusal_names_code_sections_nearest_first() -> None:
+    chunks = [code_chunk("Basics", has_code=False), code_chunk("Loop"), code_chunk("Filter"),
+              code_chunk("Fusion", "Sensing"), code_chunk("Gains")]
+    ranked = [Hit(chunks[3], 0.5, 0, 0, 0.5, 1, True, True),  # nearest to the question
+              Hit(chunks[0], 0.4, 0, 0, 0.4, 2, True, True)]  # no code: never named
+    verdict = g.check_capability("Write Python code for a sensor fusion filter.", BOOK, "",
+                                 ranked, chunks)
+    assert verdict.message == (g.NO_CODE + " The book's own code examples are in: Sensing › "
+                               "Fusion; Control › Loop; Control › Filter.")
+    none = g.check_capability("Write Python code for it.", BOOK, "", ranked, chunks[:1])
+    assert none.message == g.NO_CODE + " The book itself has no code examples."
+
+
+def test_a_code_request_is_pointed_to_the_books_code(pipeline, sample_index) -> None:
+    """"Write me Python code for a PID controller" names the sample book's code sections, the
+    PID implementation first; each named section really holds a code block."""
+    response = pipeline.answer("Write me Python code for a PID controller")
+    assert (response.status, response.reason_codes) == ("refused", (g.CAPABILITY_CODE,))
+    assert response.answer.startswith(g.NO_CODE + " The book's own code examples are in: ")
+    names = response.answer.split("are in: ")[1].rstrip(".").split("; ")
+    assert names[0] == "PID Control and Tuning › A Discrete-Time Implementation"
+    with_code = {f"{c.chapter_title} › {c.section_title}" for c in sample_index.chunks
+                 if c.has_code}
+    assert len(names) == min(3, len(with_code)) and set(names) <= with_code
 
 
 # -- content -----------------------------------------------------------------------------------

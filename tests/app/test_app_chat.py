@@ -41,8 +41,47 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     quoted, hits = why.dataframe[0].value, why.dataframe[1].value
     assert list(quoted.columns) == ["#", "quoted unit", "probability"]
     assert quoted["quoted unit"].iloc[0] in markdown_text(app)  # the lead unit, as answered
-    assert list(hits.columns) == ["#", "section", "dense", "BM25", "blended"]
+    assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
+
+
+def test_why_this_answer_shows_which_hits_were_cited_and_their_text(app, sample_index):
+    ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    cited_ids = {c["chunk_id"] for c in turn["citations"]}
+    why = next(e for e in app.expander if e.label == "Why this answer")
+    hits = why.dataframe[1].value
+    returned = turn["chunks_returned"]
+    assert len(hits) == len(returned) and cited_ids
+    for row, hit in zip(hits.to_dict("records"), returned, strict=True):
+        assert row["cited"].startswith("yes [") == (hit["chunk_id"] in cited_ids)
+        assert row["cited"] in ("no",) or row["cited"].startswith("yes [")
+        text = sample_index.chunks[sample_index.positions[hit["chunk_id"]]].text
+        assert row["text"][:40] == " ".join(text.replace("**", "").split())[:40]
+    details = next(m.value for m in why.markdown if "<details" in m.value)
+    assert details.count("<details") == len(returned)
+    assert details.count("cited as [") == len(cited_ids) and "not cited" in details
+    assert "<mark>" in details  # the sentences the answer quoted, marked in their hit's text
+    assert "**" not in details
+
+
+def test_guardrails_are_named_in_words(app):
+    ask(app, "If a camera image is stamped 50 ms late while the robot walks at 1 m/s, how far "
+             "off will objects appear?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    codes = [v["reason_code"] for v in turn["guardrail_actions"]]
+    assert codes, "this question is expected to draw a guardrail caveat"
+    shown = " ".join(c.value for c in app.caption)
+    assert "Guardrails: " in shown
+    assert not [code for code in codes if code in shown], shown
+
+
+def test_a_code_request_names_the_books_code_sections(app):
+    ask(app, "write me Python code for a PID controller")
+    text = markdown_text(app)
+    assert "cannot write code" in text
+    assert "The book's own code examples are in: PID Control and Tuning › A Discrete-Time " \
+        "Implementation" in text
 
 
 def test_selection_mode_answers_from_the_passage_and_highlights_it(app):
@@ -54,6 +93,28 @@ def test_selection_mode_answers_from_the_passage_and_highlights_it(app):
     assert "Answered from selected text" in text
     assert "<mark>" in text  # the sentences the answer used, marked in the quoted passage
     assert not app.warning
+
+
+def used_passages(at):
+    return [e for e in at.expander if e.label.startswith("The passage this answer used")]
+
+
+def test_each_answer_keeps_the_passage_it_used_with_it(app):
+    """The passage is shown inside the answer that used it, open on the newest answer (so the
+    two are read together however long the conversation), with its used sentences marked."""
+    app.segmented_control(key="chat_mode").set_value("selection").run()
+    app.text_area(key="selection_input").input(PASSAGE).run()
+    ask(app, "Why do humanoids use absolute encoders?")
+    ask(app, "What do multi-turn absolute encoders track?")
+    first, newest = used_passages(app)
+    assert [first.proto.expanded, newest.proto.expanded] == [False, True]
+    for box in (first, newest):
+        body = next(m.value for m in box.markdown if "folio-passage-used" in m.value)
+        assert "Single-turn absolute encoders" in body and "<mark>" in body
+    turns = app.session_state["_folio_history"].turns
+    assert [t["selection_text"] for t in turns] == [PASSAGE, PASSAGE]  # kept in the history
+    app.segmented_control(key="chat_mode").set_value("full-book").run()
+    assert len(used_passages(app)) == 2  # still with their answers when the panel is gone
 
 
 def test_a_too_short_selection_falls_back_to_the_full_book_with_a_notice(app):

@@ -102,3 +102,69 @@ def test_new_active_settings_become_the_defaults(inspector, monkeypatch):
     assert not inspector.exception
     assert any("Dense 0.61 · BM25 0.39" in c.value for c in inspector.sidebar.caption)
     assert inspector.slider(key="insp_w").value == pytest.approx(0.61)
+
+
+
+def weight_used(at) -> float:
+    """The dense weight the single view's ranking was made with, as its caption states it."""
+    caption = next(c.value for c in at.caption if c.value.startswith("BM25 weight"))
+    return round(1 - float(caption.rsplit("**", 2)[-2]), 2)
+
+
+def shown(at, key: str, before: float) -> float:
+    """What a browser's slider shows after a run. Streamlit's frontend keeps the value it has
+    unless the server's element says set_value; then it moves to the element's value."""
+    proto = at.slider(key=key).proto
+    return proto.value[0] if proto.set_value else before
+
+
+def test_reset_moves_every_slider_and_they_stay_in_step(inspector, sample_settings,
+                                                       sample_index):
+    """After "Reset to active settings" each slider shows the value the table was ranked with,
+    and the next change to another control does not bring the old values back."""
+    s = sample_settings.retrieval
+    moved = {"insp_w": 0.4, "insp_t": 0.5, "insp_k": 3}
+    for key, value in moved.items():
+        inspector.slider(key=key).set_value(value).run()
+    next(b for b in inspector.button if b.label == "Reset to active settings").click().run()
+    assert not inspector.exception
+    active = {"insp_w": s.w_dense, "insp_t": s.threshold, "insp_k": s.top_k}
+    browser = {key: shown(inspector, key, moved[key]) for key in moved}
+    assert browser == pytest.approx(active)
+    assert weight_used(inspector) == pytest.approx(s.w_dense)
+    assert_table_matches(inspector.dataframe[0].value, expected(sample_index, s))
+
+    for key, value in browser.items():  # the browser sends what it shows with the next change
+        inspector.slider(key=key).set_value(value)
+    inspector.slider(key="insp_k").set_value(4).run()
+    browser = {key: shown(inspector, key, browser[key]) for key in ("insp_w", "insp_t")}
+    assert browser == pytest.approx({"insp_w": s.w_dense, "insp_t": s.threshold})
+    assert weight_used(inspector) == pytest.approx(s.w_dense)
+    assert_table_matches(inspector.dataframe[0].value,
+                         expected(sample_index, dataclasses.replace(s, top_k=4)))
+
+
+def test_the_text_view_and_reasons_are_words_not_raw_codes(sample_settings, sample_index,
+                                                           monkeypatch):
+    """The chunk reader renders the book's markdown (no `**stance phase**`) and names why a
+    candidate was left out in words ("beyond top-k", never "beyond_top_k")."""
+    question = "What is the stance phase of a gait cycle?"
+    at = open_app(monkeypatch, sample_settings.index_dir, sample_settings.audit_db,
+                  page="pages/inspector.py")
+    at.text_input(key="inspector_question").input(question).run()
+    ranked = rank_candidates(collect_candidates(sample_index, question,
+                                                sample_settings.candidate_pool),
+                             sample_settings.retrieval)
+    bold = next(h.rank - 1 for h in ranked.candidates if "**stance phase**" in h.chunk.text)
+    at.session_state["inspector_table"] = {"selection": {"rows": [bold], "columns": [],
+                                                         "cells": []}}
+    at.run()
+    reader = next(m.value for m in at.markdown if "folio-chunk" in m.value)
+    assert "**" not in reader and "<strong><mark>stance</mark>" in reader
+    left_out = next(h for h in ranked.candidates if h.reason == "beyond_top_k")
+    at.session_state["inspector_table"] = {"selection": {"rows": [left_out.rank - 1],
+                                                         "columns": [], "cells": []}}
+    at.run()
+    captions = [c.value for c in at.caption if c.value.startswith(("Defaults", "dense"))]
+    assert len(captions) == 2 and "beyond top-k" in captions[1]
+    assert not [w for c in captions for w in c.split("`")[0].split() if "_" in w], captions

@@ -108,7 +108,8 @@ def test_first_start_builds_the_index_then_answers_and_rebuilds(tiny_book, tmp_p
     assert "Index up to date" in text and "2 files · 4 sections" in text
     assert "1 section without a stable ID" in text  # "Cooling" has no {#anchor}
     ask(at, "Why do robots with absolute encoders need no homing?")
-    assert "](book?module=motors&chapter=encoders&section=absolute#absolute" in markdown_text(at)
+    assert "](book?module=motors&chapter=encoders&section=absolute&book=book#absolute" in \
+        markdown_text(at)  # the link names its book (the folder tmp_path/book)
 
     time.sleep(0.01)
     (tiny_book / "motors" / "intro.md").write_text(TINY_BOOK["motors/intro.md"] + "\nMore.\n")

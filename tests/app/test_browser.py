@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 import yaml
@@ -216,3 +217,149 @@ def test_without_local_storage_the_chat_works_and_says_so(server, browser):
         shoot(page, "chat_without_storage")
     finally:
         context.close()
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def test_nothing_is_fetched_from_the_network(server, browser):
+    """Every page works with no network: a request for anything but the local server (or a
+    data:/blob: URL) is aborted and recorded, and must not happen. The icons are drawn with the
+    bundled Material Symbols font (a glyph, not its ligature name such as "forum")."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    remote: list[str] = []
+
+    def route(r) -> None:
+        url = r.request.url
+        if url.startswith(("data:", "blob:")) or urlparse(url).hostname in LOOPBACK:
+            r.continue_()
+        else:
+            remote.append(url)
+            r.abort()
+
+    try:
+        context.route("**/*", route)
+        page = context.new_page()
+        page.goto(server)
+        page.locator("[data-testid='stChatInput'] textarea").wait_for(timeout=FIRST_LOAD_MS)
+        for name in ("Retrieval inspector", "Book", "Tuning", "Audit explorer", "Chat"):
+            page.get_by_role("link", name=name).click()
+            page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden",
+                                                                   timeout=STEP_MS)
+            page.wait_for_timeout(1500)
+        assert remote == []
+        assert page.evaluate("document.fonts.check('24px \"Material Symbols Rounded\"')")
+        icons = page.locator("[data-testid='stIconMaterial']:visible")
+        assert icons.count() >= 5  # the navigation's page icons at least
+        for box in [icons.nth(i).bounding_box() for i in range(icons.count())]:
+            assert box["width"] <= 1.6 * box["height"], box  # a glyph, not a word
+    finally:
+        context.close()
+
+
+PASSAGE = ("An absolute encoder reports the actual angle immediately at power-up. Single-turn "
+           "absolute encoders know the angle within one revolution; multi-turn versions also "
+           "track the number of revolutions, either with a gear train or a battery-backed "
+           "counter. Most modern humanoids use absolute encoders on the joint output so that the "
+           "robot knows its configuration the moment it switches on.")
+PASSAGE_QUESTIONS = ("Why do humanoids use absolute encoders?",
+                     "What do multi-turn absolute encoders track?",
+                     "What do single-turn absolute encoders know?")
+
+
+def in_view(page, locator) -> bool:
+    box = locator.bounding_box()
+    height = page.viewport_size["height"]
+    return box is not None and box["y"] < height and box["y"] + box["height"] > 0
+
+
+def test_the_passage_stays_in_view_with_the_newest_answer(server, browser):
+    """After several answers about a pasted passage, at a laptop's 1280×900, the paste panel and
+    the newest answer, with the passage it used, are on screen together."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server)
+        chat_box = page.locator("[data-testid='stChatInput'] textarea")
+        chat_box.wait_for(timeout=FIRST_LOAD_MS)
+        page.get_by_role("radio", name="Selected text", exact=True).click()
+        paste = page.get_by_placeholder("Paste a passage from the book")
+        paste.wait_for(timeout=STEP_MS)
+        paste.fill(PASSAGE)
+        paste.press("Control+Enter")
+        page.get_by_text("characters · pasted").wait_for(timeout=STEP_MS)
+        for n, question in enumerate(PASSAGE_QUESTIONS, start=1):
+            chat_box.fill(question)
+            chat_box.press("Enter")
+            page.get_by_text("The passage this answer used").nth(n - 1).wait_for(
+                timeout=STEP_MS)
+            page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden",
+                                                                   timeout=STEP_MS)
+        page.mouse.move(400, 400)
+        page.mouse.wheel(0, 20_000)  # down to the newest answer
+        page.wait_for_timeout(1000)
+        newest = page.locator(ANSWER).last
+        panel = page.locator(".st-key-folio_passage_panel")
+        used = newest.locator(".folio-passage-used")
+        assert in_view(page, panel) and in_view(page, used), "panel or passage out of view"
+        assert in_view(page, page.get_by_placeholder("Paste a passage from the book")) or \
+            in_view(page, page.get_by_text("Edit the passage"))
+        assert used.locator("mark").count() >= 1
+        shoot(page, "chat_passage")
+    finally:
+        context.close()
+
+
+def slider_value(page, n: int) -> float:
+    return float(page.locator("[data-testid='stSlider'] input[type=range]").nth(n).input_value())
+
+
+def click_slider(page, n: int, fraction: float) -> None:
+    """Click the n-th slider's track at `fraction` of its width, as a user sets a value (keys
+    pressed quickly are not all sent), and wait for the rerun it starts."""
+    track = page.locator("[data-testid='stSlider']").nth(n).locator(
+        "div[data-orientation='horizontal'][style*='touch-action']").first
+    box = track.bounding_box()
+    page.mouse.click(box["x"] + fraction * box["width"], box["y"] + box["height"] / 2)
+    page.wait_for_timeout(1500)
+    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden", timeout=STEP_MS)
+
+
+def test_inspector_reset_moves_the_sliders_in_the_browser(server, browser):
+    """Reset puts the sliders back where the table is ranked, and the next change to another
+    slider keeps them there (the browser sends back what it shows)."""
+    active = active_weight()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(server)
+        page.locator("[data-testid='stChatInput'] textarea").wait_for(timeout=FIRST_LOAD_MS)
+        page.get_by_role("link", name="Retrieval inspector").click()
+        search = page.locator("input[aria-label='Question']")
+        search.wait_for(timeout=STEP_MS)
+        search.fill(eval_question())
+        search.press("Enter")
+        page.get_by_text("Top candidate").wait_for(timeout=STEP_MS)
+        click_slider(page, 0, 0.4)  # dense weight
+        assert slider_value(page, 0) == pytest.approx(0.4)
+        page.get_by_text("BM25 weight = 1 − dense = 0.60").wait_for(timeout=STEP_MS)
+        page.get_by_role("button", name="Reset to active settings").click()
+        page.wait_for_timeout(1500)
+        page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden", timeout=STEP_MS)
+        bm25 = f"BM25 weight = 1 − dense = {1 - active:.2f}"
+        for step, top_k in (("after reset", 0.5), ("after top-k moved", 0.8)):
+            assert slider_value(page, 0) == pytest.approx(active), step
+            page.get_by_text(bm25).wait_for(timeout=STEP_MS)
+            click_slider(page, 2, top_k)
+        assert slider_value(page, 0) == pytest.approx(active)
+        page.get_by_text(bm25).wait_for(timeout=STEP_MS)
+        shoot(page, "inspector_reset")
+    finally:
+        page.close()
+
+
+def active_weight() -> float:
+    """The active dense weight of the shipped settings (what Reset goes back to)."""
+    import tomllib
+
+    data = tomllib.loads((PROJECT_ROOT / "data" / "settings.toml").read_text())
+    return float(data["retrieval"]["w_dense"])

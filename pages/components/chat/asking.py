@@ -10,7 +10,7 @@ from pages.components.chat.support import (
     conversation_messages,
     rate_limit_message,
 )
-from pages.components.chat.view import remember_quotes, render_answer
+from pages.components.chat.view import kept_passage, remember_quotes, render_answer
 from pages.components.common.shared import AppContext, rate_limiter
 from rag.answer.record import history_record
 from rag.errors import RagError
@@ -65,5 +65,8 @@ def _answer(ctx: AppContext, h: History, question: str, mode: str, selection: st
         st.error("The answer was interrupted; please ask again.")
         return None
     turn = history_record(capture.response)
-    render_answer(turn)
+    if turn.get("mode_used") not in (None, "full-book") and selection:
+        turn["selection_text"] = kept_passage(selection, turn.get("answer_quotes") or [])
+        turn["selection_chars"] = len(selection.strip())
+    render_answer(turn, latest=True)
     return turn

@@ -7,16 +7,17 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
+from pages.components.chat.why import why_panel
 from pages.components.common.format import (
     answer_markdown,
     badges_markdown,
     highlight_sentences,
     notice_lines,
+    sentence_spans,
     sources_markdown,
     verdict_caption,
 )
 from pages.components.common.shared import link_base_url
-from pages.components.common.tables import quote_frame, turn_hits_frame
 from rag.types import MODE_NAMES
 
 SELECTION_KEY = "_folio_selection"  # survives mode switches (widget state would not)
@@ -24,8 +25,14 @@ SELECTION_TIME_KEY = "_folio_selection_time"
 SELECTION_WIDGET = "selection_input"
 QUOTES_KEY = "_folio_selection_quotes"
 CLEARED_KEY = "_folio_selection_cleared"
-INSPECT_KEY = "inspector_question"
-SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
+PANEL_KEY = "folio_passage_panel"  # the container's CSS class is st-key-<key>
+PASSAGE_KEPT = 4000  # characters of a passage an answer keeps in the browser's history
+PASSAGE_CONTEXT = 300  # around each quoted sentence, when a long passage is cut
+# The paste panel's column follows the reader down the conversation, so the passage and the
+# newest answer stay in view together (below the app's header, above the chat input).
+PANEL_CSS = ("<style>div[data-testid='stColumn']:has(.st-key-" + PANEL_KEY + "){position:sticky;"
+             "top:4rem;align-self:flex-start;max-height:calc(100vh - 11rem);overflow-y:auto}"
+             "</style>")
 PASSAGE_STYLE = ("border-left:4px solid #2f5d8a;background:#f5f8fb;padding:0.6rem 0.9rem;"
                  "border-radius:4px;max-height:22rem;overflow-y:auto;line-height:1.55;"
                  "font-size:0.92rem;white-space:normal")
@@ -57,8 +64,36 @@ def remember_quotes(selection: str, quotes: list[str]) -> None:
     st.session_state[QUOTES_KEY] = (_digest(selection), quotes)
 
 
+def kept_passage(text: str, quotes: list[str]) -> str:
+    """The passage an answer keeps with it in the history: whole up to PASSAGE_KEPT characters,
+    else the stretches around the sentences it quoted (or its start), joined by " … "."""
+    text = text.strip()
+    if len(text) <= PASSAGE_KEPT:
+        return text
+    spans = sorted(sentence_spans(text, quotes))
+    if not spans:
+        return text[:PASSAGE_KEPT].rstrip() + " …"
+    parts: list[tuple[int, int]] = []
+    for start, stop in spans:
+        a, b = max(0, start - PASSAGE_CONTEXT), min(len(text), stop + PASSAGE_CONTEXT)
+        if parts and a <= parts[-1][1]:
+            parts[-1] = (parts[-1][0], max(parts[-1][1], b))
+        else:
+            parts.append((a, b))
+    kept = ("… " if parts[0][0] else "") + " … ".join(text[a:b].strip() for a, b in parts) \
+        + (" …" if parts[-1][1] < len(text) else "")
+    return kept if len(kept) <= PASSAGE_KEPT else kept[:PASSAGE_KEPT].rstrip() + " …"
+
+
 def selection_panel(caption: str) -> None:
-    """Paste box, character count and age, and the passage quoted with used sentences marked."""
+    """Paste box, character count and age, and the passage quoted with used sentences marked;
+    the column it is in stays in view while the conversation scrolls."""
+    st.markdown(PANEL_CSS, unsafe_allow_html=True)
+    with st.container(key=PANEL_KEY):
+        _panel(caption)
+
+
+def _panel(caption: str) -> None:
     text = st.session_state.get(SELECTION_KEY, "")
     if SELECTION_WIDGET not in st.session_state:
         st.session_state[SELECTION_WIDGET] = text
@@ -90,14 +125,28 @@ def mode_switch() -> str:
 
 # -- one answer ---------------------------------------------------------------------------------
 
-def render_turn(turn: dict) -> None:
+def render_turn(turn: dict, latest: bool = False) -> None:
     with st.chat_message("user"):
         st.markdown(turn["user_query_text"].replace("$", "\\$"))
     with st.chat_message("assistant"):
-        render_answer(turn)
+        render_answer(turn, latest)
 
 
-def render_answer(turn: dict) -> None:
+def passage_used(turn: dict, latest: bool) -> None:
+    """The passage an answer was given, inside that answer (open on the newest one), with the
+    sentences it used marked: the answer and its passage are read together."""
+    passage = turn.get("selection_text") or ""
+    if not passage or turn.get("mode_used") in (None, "full-book"):
+        return
+    chars = int(turn.get("selection_chars") or len(passage))
+    with st.expander(f"The passage this answer used ({chars:,} characters)",
+                     icon=":material/format_quote:", expanded=latest):
+        st.markdown(f'<div class="folio-passage-used" style="{PASSAGE_STYLE}">'
+                    f"{highlight_sentences(passage, turn.get('answer_quotes') or [])}</div>",
+                    unsafe_allow_html=True)
+
+
+def render_answer(turn: dict, latest: bool = True) -> None:
     if turn.get("status") == "error":
         st.error(turn.get("error_message") or "Something went wrong.", icon=":material/error:")
         st.markdown(badges_markdown(turn))
@@ -114,37 +163,5 @@ def render_answer(turn: dict) -> None:
             st.caption(f":material/info: {message}")
     if caption := verdict_caption(turn):
         st.caption(caption)
-    _why(turn)
-
-
-def _why(turn: dict) -> None:
-    with st.expander("Why this answer", icon=":material/troubleshoot:"):
-        question = turn.get("user_query_text", "")
-        query = turn.get("retrieval_query") or question
-        rewritten = query.strip() != question.strip()
-        st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}"
-                    + (" *(the question read in its conversation)*" if rewritten else ""))
-        quotes, supports = turn.get("answer_quotes") or [], turn.get("answer_supports") or []
-        if quotes and len(supports) == len(quotes):
-            st.markdown("**Quoted from the book** (the model's probability that each unit holds "
-                        "the answer; the first one leads)")
-            st.dataframe(quote_frame(quotes, supports), hide_index=True, width="stretch",
-                         column_config={"probability": SCORE})
-        hits = turn.get("chunks_returned") or []
-        if hits:
-            st.dataframe(turn_hits_frame(hits), hide_index=True, width="stretch",
-                         column_config={"dense": SCORE, "BM25": SCORE, "blended": SCORE})
-        else:
-            st.caption("No excerpt passed the threshold.")
-        latency = turn.get("stage_latency_ms") or {}
-        if latency:
-            st.caption("Latency: " + " · ".join(f"{k} {float(v):.0f} ms"
-                                                for k, v in latency.items()))
-        if turn.get("guardrail_actions"):
-            st.caption("Guardrail verdicts: " + "; ".join(
-                f"{v['guardrail']} / {v['reason_code']} → {v['action']}"
-                for v in turn["guardrail_actions"]))
-        if st.button("Open in the retrieval inspector", key=f"inspect-{turn.get('query_id')}",
-                     icon=":material/manage_search:", type="tertiary"):
-            st.session_state[INSPECT_KEY] = query
-            st.switch_page("pages/inspector.py")
+    passage_used(turn, latest)
+    why_panel(turn)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from pages.components.common.links import citation_href
+from rag.answer.guardrails import reason_label
 from rag.answer.llm import MARKER_RE
 from rag.answer.record import record_notices
 from rag.index.lexical import tokenize
@@ -79,6 +80,80 @@ def sentence_spans(text: str, quotes: Sequence[str]) -> list[tuple[int, int]]:
 def highlight_sentences(text: str, quotes: Sequence[str]) -> str:
     """The passage as safe HTML with the sentences the answer used in <mark>."""
     return _wrap(text, sentence_spans(text, quotes))
+
+
+# -- book markdown as safe HTML (the inspector's and "Why this answer"'s text views) ------------
+
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)(?:\s*\{#[^}]*\})?\s*$")
+INLINE_RE = re.compile(
+    r"!\[(?P<alt>[^\]]*)\]\([^)]*\)"  # image: its alt text
+    r"|\[(?P<link>[^\]]+)\]\([^)]*\)"  # link: its text
+    r"|`(?P<code>[^`\n]+)`"
+    r"|\*\*(?P<b1>[^*\n]+?)\*\*|(?<!\w)__(?P<b2>[^_\n]+?)__(?!\w)"
+    r"|(?<![\w*])\*(?P<i1>[^*\s][^*\n]*?)\*(?![\w*])|(?<!\w)_(?P<i2>[^_\s][^_\n]*?)_(?!\w)")
+INLINE_TAGS = {"code": "code", "b1": "strong", "b2": "strong", "i1": "em", "i2": "em"}
+
+
+def _inline(line: str, offset: int, styles: list[tuple[int, int, str]]) -> str:
+    """The line without its inline markers; styles gets (start, end, tag) in plain offsets."""
+    out, pos = [], 0
+    for m in INLINE_RE.finditer(line):
+        name = m.lastgroup or ""
+        out.append(line[pos:m.start()])
+        start = offset + sum(map(len, out))
+        out.append(m.group(name))
+        if name in INLINE_TAGS:
+            styles.append((start, start + len(m.group(name)), INLINE_TAGS[name]))
+        pos = m.end()
+    out.append(line[pos:])
+    return "".join(out)
+
+
+def plain_markdown(text: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """Markdown as the words a reader sees, with where the styling was: headings and bold
+    become <strong>, emphasis <em>, inline and fenced code <code>; links keep their text."""
+    lines, styles, pos, fenced = [], [], 0, False
+    for raw in text.split("\n"):
+        if FENCE_RE.match(raw):
+            fenced = not fenced
+            continue
+        if fenced:
+            line = raw
+            styles.append((pos, pos + len(line), "code"))
+        elif heading := HEADING_RE.match(raw):
+            line = _inline(heading.group(2), pos, styles)
+            styles.append((pos, pos + len(line), "strong"))
+        else:
+            line = _inline(raw, pos, styles)
+        lines.append(line)
+        pos += len(line) + 1
+    return "\n".join(lines), styles
+
+
+def markdown_html(text: str, query: str = "", quotes: Sequence[str] = ()) -> str:
+    """Book markdown as safe HTML: no raw `**` or `#`, the query's terms and the quoted
+    sentences in <mark>. Every piece of text is escaped."""
+    plain, styles = plain_markdown(text)
+    marks = [(a, b, "mark") for a, b in [*term_spans(plain, query), *sentence_spans(plain, quotes)]]
+    ranges = styles + marks
+    cuts = sorted({0, len(plain), *[a for a, _, _ in ranges], *[b for _, b, _ in ranges]})
+    pieces: list[tuple[tuple[str, ...], str]] = []  # (tags, text), neighbours merged
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        tags = tuple(sorted({tag for a, b, tag in ranges if a <= start and end <= b},
+                            key=("code", "strong", "em", "mark").index))
+        if pieces and pieces[-1][0] == tags:
+            pieces[-1] = (tags, pieces[-1][1] + plain[start:end])
+        else:
+            pieces.append((tags, plain[start:end]))
+    out = []
+    for tags, piece in pieces:
+        body = _escape(piece)
+        if "code" in tags:  # keep a code line's indentation
+            body = body.replace("  ", "&nbsp; ")
+        out.append("".join(f"<{t}>" for t in tags) + body
+                   + "".join(f"</{t}>" for t in reversed(tags)))
+    return "".join(out)
 
 
 # -- answer formatting (markdown for st.markdown) -----------------------------------------------
@@ -157,8 +232,28 @@ def notice_lines(record: dict) -> list[tuple[str, str]]:
 
 
 def verdict_caption(record: dict) -> str:
-    """One line naming each guardrail that acted, e.g. "Guardrails: `confidence_hedge` added a
-    caveat"; "" when none did."""
-    parts = [f"`{v.get('reason_code', '?')}` {ACTION_WORDS.get(v.get('action', ''), 'acted')}"
+    """One line naming, in words, each guardrail that acted, e.g. "Guardrails: hedged wording
+    (added a caveat)"; "" when none did."""
+    parts = [f"{reason_label(v.get('reason_code') or 'unknown')} "
+             f"({ACTION_WORDS.get(v.get('action', ''), 'acted')})"
              for v in record.get("guardrail_actions") or []]
     return ("Guardrails: " + " · ".join(parts)) if parts else ""
+
+
+CODE_WORDS = {"max_f1": "max F1", "max_recall_at_far": "max recall@k under a false-answer limit",
+              "recall_at_k": "recall@k", "hit_at_k": "hit@k", "ndcg_at_k": "nDCG@k",
+              "false_answer_rate": "false-answer rate", "answer_rate": "answer rate"}
+CODE_RE = re.compile(r"(?<![\w/.\\-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/\\-]|\.\w)")
+
+
+def words(text: str) -> str:
+    """Internal snake_case names in a sentence as words ("recall_at_k 0.98" -> "recall@k 0.98");
+    file names and paths are left alone."""
+    return CODE_RE.sub(lambda m: CODE_WORDS.get(m.group(), m.group().replace("_", " ")), text)
+
+
+def dash(value, fmt: str = "{}") -> str:
+    """A value for display: "—" for a missing one (None, NaN), never the word None."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "—"
+    return fmt.format(value)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from pages.components.common.format import plain_markdown
 from pages.components.common.links import citation_href, reader_href
 from rag.answer.citations import build_url
 from rag.audit.filters import AuditFilters
@@ -20,6 +21,13 @@ CANDIDATE_COLUMNS = ("rank", "section", "chapter", "link", "stable", "dense", "b
                      "blended", "passed", "selected", "reason", "chunk_id")
 REASON_TEXT = {"below_threshold": "below threshold", "duplicate_section": "duplicate section",
                "beyond_top_k": "beyond top-k", "": ""}
+EXCERPT_CHARS = 140
+
+
+def reason_text(code: str) -> str:
+    """Why a candidate was left out, in words; a code this table does not know yet still reads
+    as words (never "beyond_top_k")."""
+    return REASON_TEXT.get(code, code.replace("_", " "))
 
 
 def section_label(chunk: Chunk, with_chapter: bool = True) -> str:
@@ -42,7 +50,7 @@ def candidates_frame(retrieval: Retrieval, template: str, base_url: str) -> pd.D
         "link": _link(build_url(template, base_url, h.chunk), h.chunk, base_url) or None,
         "stable": h.chunk.stable and bool(h.chunk.section_id), "dense": h.dense,
         "bm25_raw": h.bm25_raw, "bm25": h.bm25, "blended": h.blended, "passed": h.passed,
-        "selected": h.selected, "reason": REASON_TEXT.get(h.reason, h.reason),
+        "selected": h.selected, "reason": reason_text(h.reason),
         "chunk_id": h.chunk.chunk_id,
     } for h in retrieval.candidates]
     return pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
@@ -102,14 +110,40 @@ def quote_frame(quotes: Sequence[str], supports: Sequence[float]) -> pd.DataFram
                          "probability": list(supports)})
 
 
-def turn_hits_frame(hits: Sequence[dict]) -> pd.DataFrame:
-    """The hits a chat answer drew on (a record's `chunks_returned`)."""
-    return pd.DataFrame([{"#": i, "section": f"{h.get('chapter_title', '')} › "
-                          f"{h.get('section_title', '')}" if h.get("source", "book") == "book"
-                          else "Selected text", "dense": h.get("dense"),
-                          "BM25": h.get("bm25"), "blended": h.get("blended")}
-                         for i, h in enumerate(hits, start=1)],
-                        columns=["#", "section", "dense", "BM25", "blended"])
+def hit_name(hit: dict) -> str:
+    """A recorded hit as readers know it: "Chapter › Section", or the pasted passage."""
+    if hit.get("source", "book") != "book":
+        return "Selected text"
+    return f"{hit.get('chapter_title', '')} › {hit.get('section_title', '')}"
+
+
+def cited_numbers(hit: dict, citations: Sequence[dict]) -> list[int]:
+    """The answer's source numbers ([1], [2], ...) that cite this hit's chunk."""
+    return [n for n, c in enumerate(citations, start=1)
+            if c.get("chunk_id") and c.get("chunk_id") == hit.get("chunk_id")]
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of a chunk as plain words on one line (markdown markers removed)."""
+    words = " ".join(plain_markdown(text)[0].split())
+    return words if len(words) <= limit else words[:limit - 1].rstrip() + "…"
+
+
+def turn_hits_frame(hits: Sequence[dict], citations: Sequence[dict] = (),
+                    texts: dict[str, str] | None = None) -> pd.DataFrame:
+    """The hits a chat answer drew on (a record's `chunks_returned`): whether the answer cited
+    each one (and as which source), its scores and the start of its text (`texts`: chunk id ->
+    text, where known)."""
+    texts = texts or {}
+    rows = []
+    for i, h in enumerate(hits, start=1):
+        numbers = cited_numbers(h, citations)
+        rows.append({"#": i, "section": hit_name(h),
+                     "cited": "yes " + ", ".join(f"[{n}]" for n in numbers) if numbers else "no",
+                     "dense": h.get("dense"), "BM25": h.get("bm25"), "blended": h.get("blended"),
+                     "text": excerpt(texts.get(h.get("chunk_id", ""), ""))})
+    return pd.DataFrame(rows, columns=["#", "section", "cited", "dense", "BM25", "blended",
+                                       "text"])
 
 
 # -- audit explorer -----------------------------------------------------------------------------

@@ -8,9 +8,15 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages.components.common.format import highlight_terms
+from pages.components.common.format import markdown_html
 from pages.components.common.shared import AppContext, index_key
-from pages.components.common.tables import candidates_frame, contributions_frame, rank_changes
+from pages.components.common.tables import (
+    candidates_frame,
+    contributions_frame,
+    rank_changes,
+    reason_text,
+)
+from rag.config import Settings
 from rag.retrieval.hybrid import CandidatePool, collect_candidates
 from rag.types import Retrieval, RetrievalSettings
 
@@ -59,21 +65,39 @@ def pool_for(ctx: AppContext, question: str, pool_size: int) -> CandidatePool:
                        pool_size, ctx)
 
 
-def reset_controls() -> None:
-    for key in ("insp_w", "insp_t", "insp_k", "insp_pool", "insp_w_b", "insp_t_b"):
-        st.session_state.pop(key, None)
+def control_defaults(s: Settings) -> dict[str, float | int]:
+    """Each control's value under the active settings, by widget key."""
+    return {"insp_w": s.w_dense, "insp_t": s.threshold, "insp_k": min(s.top_k, 20),
+            "insp_pool": s.candidate_pool, "insp_w_b": round(max(0.0, s.w_dense - 0.35), 2),
+            "insp_t_b": s.threshold}
 
 
-def _weight(default: float, suffix: str, label: str) -> float:
-    w = st.slider(f"Dense weight{label}", 0.0, 1.0, default, 0.01, key=f"insp_w{suffix}",
+def reset_controls(settings: Settings) -> None:
+    """Every control back to the active settings. The values are written to the widgets' keys
+    (a button's on_click runs before the script), never just deleted: a deleted key re-renders
+    the widget at its old default, so the browser would keep showing, and send back, the value
+    it had while the table is ranked at the default."""
+    st.session_state.update(control_defaults(settings))
+
+
+def _ensure_defaults(settings: Settings) -> None:
+    """Controls not set yet start at the active settings (set through session state, so no
+    widget is given a value of its own: one source of truth)."""
+    for key, value in control_defaults(settings).items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def _weight(suffix: str, label: str) -> float:
+    w = st.slider(f"Dense weight{label}", 0.0, 1.0, step=0.01, key=f"insp_w{suffix}",
                   persist_state="session",
                   help="Blended = dense weight × dense + BM25 weight × normalised BM25.")
     st.caption(f"BM25 weight{label} = 1 − dense = **{1 - w:.2f}**")
     return w
 
 
-def _threshold(default: float, suffix: str, label: str) -> float:
-    return st.slider(f"Threshold{label}", 0.0, 1.0, default, 0.01, key=f"insp_t{suffix}",
+def _threshold(suffix: str, label: str) -> float:
+    return st.slider(f"Threshold{label}", 0.0, 1.0, step=0.01, key=f"insp_t{suffix}",
                      persist_state="session",
                      help="Candidates whose blended score is below this are not used.")
 
@@ -84,27 +108,27 @@ def controls(ctx: AppContext, compare: bool) -> Controls:
     s = ctx.settings
     active = (s.w_dense, s.threshold, s.top_k, s.candidate_pool)
     if st.session_state.get(DEFAULTS_KEY, active) != active:
-        reset_controls()
+        reset_controls(s)
     st.session_state[DEFAULTS_KEY] = active
+    _ensure_defaults(s)
     cols = st.columns(4, gap="medium")
     with cols[0]:
-        w = _weight(s.w_dense, "", " A" if compare else "")
+        w = _weight("", " A" if compare else "")
     with cols[1]:
-        t = _threshold(s.threshold, "", " A" if compare else "")
+        t = _threshold("", " A" if compare else "")
     if compare:
         with cols[2]:
-            wb = _weight(round(max(0.0, s.w_dense - 0.35), 2), "_b", " B")
+            wb = _weight("_b", " B")
         with cols[3]:
-            tb = _threshold(s.threshold, "_b", " B")
+            tb = _threshold("_b", " B")
         cols = st.columns(4, gap="medium")[:2]
     else:
         cols = cols[2:]
     with cols[0]:
-        k = st.slider("Top-k", 1, 20, min(s.top_k, 20), key="insp_k",
-                      persist_state="session")
+        k = st.slider("Top-k", 1, 20, key="insp_k", persist_state="session")
     with cols[1]:
         pool = st.select_slider("Candidate pool", sorted({*POOL_SIZES, s.candidate_pool}),
-                                value=s.candidate_pool, key="insp_pool", persist_state="session",
+                                key="insp_pool", persist_state="session",
                                 help="Top-N by dense ∪ top-N by BM25. Changing it searches "
                                      "again; every other control only re-ranks.")
     a = RetrievalSettings(w, t, k, pool)
@@ -152,13 +176,14 @@ def chunk_reader(retrieval: Retrieval, row: int | None, question: str) -> None:
     c = hit.chunk
     where = "Selected row" if row is not None else "Top candidate (select a row to read another)"
     st.markdown(f"**{where}: #{hit.rank} {c.chapter_title} › {c.section_title}**")
+    status = "in top-k" if hit.selected else reason_text(hit.reason) or "passed"
     st.caption(f"dense {hit.dense:.3f} · BM25 {hit.bm25:.3f} (raw {hit.bm25_raw:.2f}) · blended "
-               f"{hit.blended:.3f} · {'in top-k' if hit.selected else hit.reason or 'passed'} · "
-               f"{c.token_count} tokens · `{c.chapter_id}#{c.section_id}`"
+               f"{hit.blended:.3f} · {status} · {c.token_count} tokens · "
+               f"`{c.chapter_id}#{c.section_id}`"
                + ("" if c.stable else " · no stable ID"))
     st.markdown('<div class="folio-chunk" style="border:1px solid #dfe3e8;border-radius:6px;'
                 'padding:0.7rem 0.9rem;line-height:1.55;max-height:24rem;overflow-y:auto">'
-                f"{highlight_terms(c.text, question)}</div>", unsafe_allow_html=True)
+                f"{markdown_html(c.text, question)}</div>", unsafe_allow_html=True)
 
 
 def compare_view(a: Retrieval, b: Retrieval, limit: int) -> None:
