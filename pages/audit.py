@@ -5,6 +5,7 @@ import streamlit as st
 from pages.components.audit import charts as audit_charts
 from pages.components.audit import view
 from pages.components.audit.detail import show_record
+from pages.components.common.book_scope import elsewhere_note
 from pages.components.common.shared import app_context
 from rag.errors import AuditError, RagError
 
@@ -24,21 +25,23 @@ except AuditError as e:
                icon=":material/lock_clock:")
     reader = SpoolSnapshot(ctx.settings.audit_db)
 
-filters = view.filters()
+filters = view.filters(reader, ctx.settings)
 try:
     total = view.kpis(reader, filters)
     overview, log, console = st.tabs(["Overview", "Questions", "SQL console"])
     with overview:
         if total:
-            audit_charts.charts(reader, filters, ctx.index.chunks if ctx.index else [])
+            audit_charts.charts(reader, filters, ctx.index.chunks if ctx.index else [],
+                                ctx.settings)
         else:
-            st.info("No questions match these filters yet.", icon=":material/filter_alt_off:")
+            st.info("No questions match these filters yet." + elsewhere_note(reader, filters.books),
+                    icon=":material/filter_alt_off:")
     with log:
         log_id = view.log_table(reader, filters, total)
         if log_id and (record := reader.get_log(log_id)):
             with st.container(border=True):
                 show_record(record)
     with console:
-        view.console(ctx.audit)
+        view.console(ctx.audit, ctx.settings.book_id)
 except RagError as e:
     st.error(str(e), icon=":material/error:")

@@ -5,6 +5,7 @@ Query parameters ?module=&chapter=&section= preselect the chapter and mark the s
 import streamlit as st
 
 from pages.components.book import reader
+from pages.components.book.mismatch import stop_on_link_problem
 from pages.components.common.shared import app_context
 from rag.errors import RagError
 
@@ -20,6 +21,7 @@ if not chapters:
     st.info("The book has no chapters yet.", icon=":material/info:")
     st.stop()
 
+stop_on_link_problem(ctx, chapters)  # another book's citation, or a chapter not in this book
 params = st.query_params
 wanted = f"{params.get('module', '')}/{params.get('chapter', '')}"
 if wanted in chapters and st.session_state.get("_reader_link") != dict(params):
@@ -41,5 +43,7 @@ st.subheader(entry["title"].replace("$", "\\$"), divider="gray", anchor=False)
 if target and not any(s.section_id == target for s in entry["sections"]):
     st.warning(f"No section `{target}` in this chapter; showing the whole chapter.",
                icon=":material/search_off:")
+targets = reader.targets_of(chapters)  # a chapter's links to others open them here
 for section in entry["sections"]:
-    reader.show_section(section, target=bool(target) and section.section_id == target)
+    reader.show_section(section, target=bool(target) and section.section_id == target,
+                        targets=targets)

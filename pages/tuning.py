@@ -16,11 +16,13 @@ from pages.components.tuning.run import (
     outcomes_at,
 )
 from pages.components.tuning.sets import ActiveSet, display_path, question_set_panel
+from pages.components.tuning.starter import REFUSED_KEY, starter_panel
 from pages.components.tuning.view import (
     answer_figures,
     curves_frame,
     distribution_frame,
     gate_provenance,
+    limit_note,
     objective_matrix,
     objective_title,
     provenance,
@@ -28,6 +30,7 @@ from pages.components.tuning.view import (
 from rag.errors import RagError
 from rag.tuning.evaluate import Evaluation
 from rag.tuning.question_sets import content_hash
+from rag.tuning.recommend import FAR_LIMIT, apply_risks
 
 
 def show_answers(ctx: AppContext, active: ActiveSet, ev: Evaluation, set_hash: str) -> None:
@@ -54,6 +57,10 @@ def show_results(ctx: AppContext, active: ActiveSet, ev: Evaluation, set_hash: s
                f"{result.n_out_of_scope} out of scope, {ev.n_refused_by_capability} "
                f"refused by the capability guardrail whatever the scores) · top-k {s.top_k} · "
                f"pool {s.candidate_pool} · embedder {s.embedder}")
+    st.session_state[REFUSED_KEY] = bool(rec.refusal)
+    if rec.refusal:  # no point, no Apply: the labels cannot tell settings apart on this book
+        st.error(f"**No recommended setting.** {rec.refusal}", icon=":material/block:")
+        return
     results.recommendation_summary(rec, ev.current, title)
     show_answers(ctx, active, ev, set_hash)
 
@@ -90,8 +97,11 @@ def show_results(ctx: AppContext, active: ActiveSet, ev: Evaluation, set_hash: s
         with st.container(border=True):
             results.drill_down(ctx, picked, cached_pools(ctx)[picked], w, t)
     st.subheader("Apply", anchor=False)
+    limit = FAR_LIMIT if rec.max_far is None else rec.max_far
+    risks = apply_risks(chosen | (answer_figures(outcomes) if outcomes else {}), recommended,
+                        limit)
     apply_panel(ctx, w, t, provenance(active.name, rec, (w, t), chosen,
-                                      display_path(s.book_dir)))
+                                      display_path(s.book_dir)), risks, limit_note(rec, limit))
     st.subheader("Replay logged questions", anchor=False)
     replay_panel(ctx, w, t)
 
@@ -108,7 +118,8 @@ try:
     active = question_set_panel(sorted({c.section_ref for c in ctx.index.chunks}))
 except RagError as e:
     st.error(str(e), icon=":material/error:")
-    st.stop()
+    active = None
+starter_panel(ctx, expanded=bool(st.session_state.get(REFUSED_KEY)))
 if active is None or not active.questions:
     st.stop()
 

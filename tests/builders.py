@@ -105,6 +105,33 @@ class CountingEmbedder(Embedder):
         return self.inner._embed_batch(texts, input_type)
 
 
+# -- PDF books, printed by Chromium at test time (no binary fixtures) -----------------------------
+
+def print_pdf(html: str, out: Path, outline: bool = True, header_footer: bool = False) -> Path:
+    """`html` printed to `out` by Debian's Chromium, or a skip when it is not installed. With
+    `outline`, Chromium turns the headings into the PDF's bookmarks."""
+    import shutil
+    import tempfile
+
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
+    work = Path(tempfile.mkdtemp(prefix="folio-pdf-"))
+    try:
+        (work / "page.html").write_text(html, encoding="utf-8")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             f"--user-data-dir={work / 'profile'}", f"--print-to-pdf={out}",
+             *(["--generate-pdf-document-outline"] if outline else []),
+             *([] if header_footer else ["--no-pdf-header-footer"]),
+             (work / "page.html").as_uri()], capture_output=True, text=True, timeout=180)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert out.is_file(), f"Chromium printed no PDF: {done.stderr[-2000:]}"
+    return out
+
+
 # -- responses built straight from rag.types (no pipeline) ---------------------------------------
 
 SETTINGS = {"w_dense": 0.85, "w_bm25": 0.15, "threshold": 0.6, "top_k": 5, "candidate_pool": 50,

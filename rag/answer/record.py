@@ -3,7 +3,9 @@ audit log stores (its keys are the audit columns), and the Response read back fr
 
 Keys an audit row adds (log_id, session_id, client_id, app_version) are the log's, not the
 answer's; keys the audit table has no column for (answer_quotes, answer_supports,
-clear_selection) stay in the browser history only.
+clear_selection) stay in the browser history only. The book (`book_id`, `book_title`) comes from
+the settings snapshot and is also put on each citation, so a link built from the citation alone
+knows which book it points into.
 """
 
 from __future__ import annotations
@@ -62,7 +64,19 @@ def _retrieval_fields(response: Response, meta: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _answer_fields(response: Response, meta: dict[str, Any]) -> dict[str, Any]:
+def _book_fields(response: Response) -> dict[str, str | None]:
+    """The book the answer came from (None for a response made without settings)."""
+    settings = response.settings if isinstance(response.settings, dict) else {}
+    return {key: str(settings[key]) if settings.get(key) else None
+            for key in ("book_id", "book_title")}
+
+
+def _citation(citation: Citation, book_id: str | None) -> dict[str, Any]:
+    return {**asdict(citation), "book_id": book_id} if book_id else asdict(citation)
+
+
+def _answer_fields(response: Response, meta: dict[str, Any],
+                   book_id: str | None) -> dict[str, Any]:
     d, c = response.draft, response.confidence
     sections = [f"{x.module_id}/{x.chapter_id}#{x.section_id}" for x in response.citations]
     return {
@@ -75,7 +89,7 @@ def _answer_fields(response: Response, meta: dict[str, Any]) -> dict[str, Any]:
         "confidence_score": _number(c.score), "confidence_level": c.level,
         "retrieval_confidence": _number(c.retrieval),
         "generation_confidence": _number(c.generation),
-        "citations": [asdict(x) for x in response.citations],
+        "citations": [_citation(x, book_id) for x in response.citations],
         "cited_sections": list(dict.fromkeys(sections)),
         "guardrail_actions": [asdict(v) for v in response.verdicts],
         "reason_codes": [v.reason_code for v in response.verdicts],
@@ -87,6 +101,7 @@ def to_record(response: Response) -> dict[str, Any]:
     meta = response.metadata if isinstance(response.metadata, dict) else {}
     question = meta.get("question") or (response.retrieval.query if response.retrieval else "")
     notices = [notice_from(n).to_dict() for n in meta.get("notices") or []]
+    book = _book_fields(response)
     return {
         "query_id": str(meta.get("query_id") or uuid.uuid4()),
         "answer_id": str(meta.get("answer_id") or uuid.uuid4()),
@@ -94,12 +109,13 @@ def to_record(response: Response) -> dict[str, Any]:
         "source_mode": meta.get("mode"), "mode_used": meta.get("mode_used"),
         "fallback_reason": meta.get("fallback_reason"),
         "clear_selection": bool(meta.get("clear_selection")),
-        **_retrieval_fields(response, meta), **_answer_fields(response, meta),
+        **_retrieval_fields(response, meta),
+        **_answer_fields(response, meta, book["book_id"]),
         "validation": response.validation or {}, "notices": list({
             n["code"] + n["message"]: n for n in notices}.values()),
         "status": response.status, "success": response.status in ("success", "partial"),
         "error_stage": response.error_stage or "", "error_message": response.error_message or "",
-        "settings": response.settings or {},
+        "settings": response.settings or {}, **book,
     }
 
 
@@ -147,4 +163,5 @@ def from_record(record: dict[str, Any]) -> Response:
                     confidence=confidence, status=record.get("status") or "error",
                     error_message=record.get("error_message") or "",
                     error_stage=record.get("error_stage") or "", verdicts=verdicts,
-                    settings=dict(record.get("settings") or {}))
+                    settings={**{k: record[k] for k in ("book_id", "book_title") if record.get(k)},
+                              **dict(record.get("settings") or {})})

@@ -34,7 +34,7 @@ CONSOLE_MEMORY_MB = 256  # DuckDB memory_limit and the child's address-space hea
 MAX_REPLY_BYTES = 32 << 20  # the pickled rows the parent accepts
 START_GRACE_S = 2.0  # child start-up (~0.2 s) and a chance for its own interrupt to land
 _NO_FILES = ("The console reads the audit tables only; file, URL and extension access is "
-             "refused. Query audit_logs, audit_archive or audit_all instead.")
+             "refused. Query book_logs, audit_logs, audit_archive or audit_all instead.")
 _STOPPED = ("The query {what} and was stopped; narrow it with WHERE or LIMIT, select fewer or "
             "shorter columns, and avoid building huge strings (repeat, lpad, string_agg).")
 _MESSAGES = {
@@ -44,16 +44,19 @@ _MESSAGES = {
 }
 
 
-def _request(db_path: Path, archive_dir: Path, wait_s: float) -> dict[str, Any]:
+def _request(db_path: Path, archive_dir: Path, wait_s: float,
+             book_id: str | None = None) -> dict[str, Any]:
+    """What the worker needs; with book_id it also defines `book_logs`, that book's rows."""
     return {"db_path": str(db_path), "archive_files": archive_files(archive_dir),
-            "memory_mb": CONSOLE_MEMORY_MB, "wait_s": wait_s, "lock_markers": LOCK_MARKERS}
+            "memory_mb": CONSOLE_MEMORY_MB, "wait_s": wait_s, "lock_markers": LOCK_MARKERS,
+            "book_id": book_id}
 
 
-def open_console(db_path: Path, archive_dir: Path,
-                 wait_s: float = 0.0) -> duckdb.DuckDBPyConnection:
+def open_console(db_path: Path, archive_dir: Path, wait_s: float = 0.0,
+                 book_id: str | None = None) -> duckdb.DuckDBPyConnection:
     """In this process: the worker's DuckDB sandbox, without the process-level limits."""
     try:
-        return console_worker.open_sandbox(_request(db_path, archive_dir, wait_s))
+        return console_worker.open_sandbox(_request(db_path, archive_dir, wait_s, book_id))
     except duckdb.Error as e:
         raise _open_error(db_path, e) from e
 
@@ -65,18 +68,21 @@ def _open_error(db_path: Path, error: Exception) -> AuditError:
 
 
 def run_console_query(db_path: Path, archive_dir: Path, sql: str, max_rows: int = 1000,
-                      timeout_s: float = 5.0, wait_s: float = 0.0) -> pd.DataFrame:
-    """At most max_rows rows (df.attrs['truncated'] says if there were more) within timeout_s."""
+                      timeout_s: float = 5.0, wait_s: float = 0.0,
+                      book_id: str | None = None) -> pd.DataFrame:
+    """At most max_rows rows (df.attrs['truncated'] says if there were more) within timeout_s.
+    With book_id, the view `book_logs` holds that book's rows (hot and archived)."""
     if not 1 <= max_rows <= MAX_ROWS_LIMIT or not 0 < timeout_s <= 300:
         raise AuditError(f"The row cap must be 1-{MAX_ROWS_LIMIT} and the time limit 0-300 s.")
     check_statement(sql)
-    return run_sandboxed(db_path, archive_dir, sql, max_rows, timeout_s, wait_s)
+    return run_sandboxed(db_path, archive_dir, sql, max_rows, timeout_s, wait_s, book_id)
 
 
 def run_sandboxed(db_path: Path, archive_dir: Path, sql: str, max_rows: int,
-                  timeout_s: float, wait_s: float = 0.0) -> pd.DataFrame:
+                  timeout_s: float, wait_s: float = 0.0,
+                  book_id: str | None = None) -> pd.DataFrame:
     """Run sql in the worker process, unchecked (the check is run_console_query's job)."""
-    request = dict(_request(db_path, archive_dir, wait_s), sql=sql, max_rows=max_rows,
+    request = dict(_request(db_path, archive_dir, wait_s, book_id), sql=sql, max_rows=max_rows,
                    timeout_s=timeout_s, max_reply_bytes=MAX_REPLY_BYTES)
     reply = _run_worker(request, wait_s + timeout_s + START_GRACE_S)
     if reply is None:

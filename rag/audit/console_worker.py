@@ -68,9 +68,19 @@ def open_sandbox(request: dict) -> duckdb.DuckDBPyConnection:
         con.execute("CREATE TEMP VIEW audit_archive AS SELECT * FROM audit_logs WHERE false")
     con.execute("CREATE TEMP VIEW audit_all AS SELECT * FROM audit_logs "
                 "UNION ALL BY NAME SELECT * FROM audit_archive")
+    if request.get("book_id") is not None:
+        _book_view(con, request["book_id"])
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con
+
+
+def _book_view(con: duckdb.DuckDBPyConnection, book_id: str) -> None:
+    """book_logs: the current book's rows of audit_all ("" selects rows with no book)."""
+    columns = {r[0] for r in con.execute("DESCRIBE audit_all").fetchall()}
+    where = (f"coalesce(book_id, '') = {_literal(book_id)}" if "book_id" in columns
+             else "false")  # a file no Folio with books has migrated yet
+    con.execute(f"CREATE TEMP VIEW book_logs AS SELECT * FROM audit_all WHERE {where}")
 
 
 def _attach(con: duckdb.DuckDBPyConnection, request: dict) -> None:

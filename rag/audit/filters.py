@@ -10,6 +10,7 @@ from typing import Any
 from rag.audit.schema import TABLE
 
 STATUSES = ("success", "partial", "refused", "error")
+UNKNOWN_BOOK = ""  # the book id of rows logged before Folio recorded the book (NULL in the table)
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class AuditFilters:
     reason_codes: tuple[str, ...] = ()  # any of them
     providers: tuple[str, ...] = ()  # llm_provider
     text: str = ""  # case-insensitive, in the question or the answer
+    books: tuple[str, ...] = ()  # book ids (UNKNOWN_BOOK for rows without one); () is every book
 
 
 def as_utc(value: datetime) -> datetime:
@@ -57,6 +59,8 @@ def where_clause(filters: AuditFilters | None) -> tuple[str, list[Any]]:
         add("list_has_any(reason_codes, ?::VARCHAR[])", list(f.reason_codes))
     if f.providers:
         add("list_contains(?::VARCHAR[], llm_provider)", list(f.providers))
+    if f.books:
+        add("list_contains(?::VARCHAR[], coalesce(book_id, ''))", list(f.books))
     if f.text.strip():
         needle = f.text.strip().lower()
         add("(contains(lower(user_query_text), ?) OR contains(lower(answer_text), ?))",

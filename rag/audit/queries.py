@@ -22,7 +22,7 @@ from rag.errors import InputError
 LIST_VIEW_COLUMNS = ("log_id", "timestamp", "status", "source_mode", "mode_used",
                      "confidence_score", "confidence_level", "reason_codes", "llm_provider",
                      "llm_model", "total_latency_ms", "session_id", "user_query_text",
-                     "answer_text")
+                     "answer_text", "book_id", "book_title")
 EXPORT_FORMATS = ("csv", "parquet")
 STAGES = (("retrieval", "retrieval_latency_ms"), ("synthesis", "synthesis_latency_ms"),
           ("total", "total_latency_ms"))
@@ -170,13 +170,24 @@ class AuditReader:
             GROUP BY lower(trim(user_query_text))
             ORDER BY count DESC, last_asked DESC LIMIT ?""", filters, include_archive, (n,))
 
+    def books(self, include_archive: bool = False) -> pd.DataFrame:
+        """Every book with logged questions: `book_id` ("" for rows logged before the book was
+        recorded), its latest `book_title`, `questions`, newest first by last question."""
+        return self._frame("""
+            SELECT coalesce(book_id, '') AS book_id,
+                   arg_max(book_title, "timestamp") AS book_title,
+                   count(*) AS questions, max("timestamp") AS last_asked
+            FROM {logs} GROUP BY 1 ORDER BY last_asked DESC, book_id""", None, include_archive)
+
     def sections_cited(self, filters: AuditFilters | None = None, n: int = 10,
                        include_archive: bool = False) -> pd.DataFrame:
-        """Sections (`module/chapter#section`) by the number of answers citing them."""
+        """Sections (`module/chapter#section`) by the number of answers citing them, per book
+        (`book_id`, "" when unknown): the same id in two books is two sections."""
         return self._frame("""
-            SELECT section, count(*) AS answers
-            FROM (SELECT unnest(cited_sections) AS section FROM {logs})
-            GROUP BY section ORDER BY answers DESC, section LIMIT ?""",
+            SELECT book_id, section, count(*) AS answers
+            FROM (SELECT coalesce(book_id, '') AS book_id, unnest(cited_sections) AS section
+                  FROM {logs})
+            GROUP BY book_id, section ORDER BY answers DESC, section, book_id LIMIT ?""",
                            filters, include_archive, (n,))
 
     def sections_never_cited(self, filters: AuditFilters | None, all_sections: list[str],

@@ -37,6 +37,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("validation", "JSON"), ("notices", "JSON"),
     ("status", "VARCHAR"), ("success", "BOOLEAN"), ("error_stage", "VARCHAR"),
     ("error_message", "VARCHAR"), ("settings", "JSON"), ("app_version", "VARCHAR"),
+    ("book_id", "VARCHAR"), ("book_title", "VARCHAR"),
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 JSON_COLUMNS = tuple(name for name, kind in COLUMNS if kind == "JSON")
@@ -89,6 +90,14 @@ def m003_archive_files(db: duckdb.DuckDBPyConnection) -> None:
         CREATE TABLE _audit_archive_files (
             path VARCHAR PRIMARY KEY, rows BIGINT NOT NULL, created_at TIMESTAMP NOT NULL
         )""")
+
+
+@migration
+def m004_book(db: duckdb.DuckDBPyConnection) -> None:
+    """The book each question was asked of (`rag.book.parse.book_id_for` and its title), so one
+    book's questions never count against another's; rows logged before stay NULL (unknown)."""
+    db.execute("ALTER TABLE audit_logs ADD COLUMN book_id VARCHAR")
+    db.execute("ALTER TABLE audit_logs ADD COLUMN book_title VARCHAR")
 
 
 def applied_migrations(db: duckdb.DuckDBPyConnection) -> list[str]:

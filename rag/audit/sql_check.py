@@ -30,8 +30,8 @@ _STRING_AS_TABLE = re.compile(r"\b(from|join)\s+'", re.IGNORECASE)
 _PIVOT = re.compile(r"\b(un)?pivot\b", re.IGNORECASE)
 _EXPLAIN = re.compile(r"^\s*explain\s+(analyze\s+)?(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 _DOLLAR_TAG = re.compile(r"\$(\w*)\$")
-_NO_FILES = ("The console reads the audit tables only; {what} is refused. Query audit_logs, "
-             "audit_archive or audit_all instead.")
+_NO_FILES = ("The console reads the audit tables only; {what} is refused. Query book_logs, "
+             "audit_logs, audit_archive or audit_all instead.")
 EMPTY = f"the query is empty or only a comment. Type a SELECT statement (or {ALLOWED})."
 
 

@@ -249,13 +249,14 @@ class AuditStore(AuditReader):
         with self._reading() as con:
             return archive_rows(con, self.archive_dir, cutoff)
 
-    def run_console_query(self, sql: str, max_rows: int = 1000,
-                          timeout_s: float = 5.0) -> pd.DataFrame:
-        """Reviewers' read-only SQL; raises AuditError saying why a query is refused."""
+    def run_console_query(self, sql: str, max_rows: int = 1000, timeout_s: float = 5.0,
+                          book_id: str | None = None) -> pd.DataFrame:
+        """Reviewers' read-only SQL; raises AuditError saying why a query is refused. With
+        book_id, the view `book_logs` holds that book's rows."""
         check_statement(sql)
         with self._reading():
             pass
         with self._db.lock:  # DuckDB allows one instance per file per process: lend it ours
             self._db.close()
             return run_console_query(self.db_path, self.archive_dir, sql, max_rows, timeout_s,
-                                     wait_s=self._lock_timeout_s)
+                                     wait_s=self._lock_timeout_s, book_id=book_id)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
+from rag.commands.starter import register as register_starter
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
 from rag.index.load import load_index, store_for
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="chunks per side (dense, BM25) in each candidate pool (default 300)")
     beir.add_argument("--json", action="store_true")
     beir.set_defaults(func=run_beir)
+    register_starter(commands)
 
 
 def _display_path(path: Path | str) -> str:
@@ -86,13 +88,15 @@ def evaluate_questions(args: argparse.Namespace) -> dict[str, Any]:
         "n_refused_by_capability": ev.n_refused_by_capability,
         "objective": rec.objective, "max_far": rec.max_far,
         "current": {k: ev.current[k] for k in REPORTED} | {"source": settings.threshold_source},
-        "recommended": {k: rec.metrics[k] for k in REPORTED},
+        "recommended": None if rec.refusal else {k: rec.metrics[k] for k in REPORTED},
+        "refusal": rec.refusal or None,
+        "label_coverage": {"in_scope": rec.n_in_scope, "matched": rec.n_matched},
         "objective_value": rec.value, "plateau_size": rec.plateau_size,
         "feasible": rec.feasible, "margin": rec.margin,
         "calibration": [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
                         for row in ev.calibration().to_dict("records")],
         "answer_accuracy": {name: ev.answer_report(name, target)
-                            for name in (CURRENT, RECOMMENDED)},
+                            for name in (CURRENT, RECOMMENDED)[:1 if rec.refusal else 2]},
         "gates": {"gate_answer": settings.gate_answer, "gate_caveat": settings.gate_caveat},
         "warnings": list(ev.warnings),
         "settings_file": str(settings.settings_file),
@@ -101,6 +105,8 @@ def evaluate_questions(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_questions(args: argparse.Namespace) -> int:
     report = evaluate_questions(args)
+    if args.apply and report["refusal"]:
+        raise InputError(f"Nothing applied. {report['refusal']}")
     if args.apply:
         rec = report["recommended"]
         provenance = {"question_set": report["question_set"], "objective": report["objective"],
@@ -132,9 +138,13 @@ def print_report(r: dict[str, Any]) -> None:
     for warning in r["warnings"]:
         print(f"warning: {warning}")
     print(f"{'':12}" + " ".join(f"{h:>9}" for h in HEADERS))
-    for label in ("current", "recommended"):
+    for label in ("current", "recommended")[:1 if r["refusal"] else 2]:
         print(f"{label:12}" + " ".join(f"{r[label][k]:9.3f}" if k not in ("w_dense", "threshold")
                                        else f"{r[label][k]:9.2f}" for k in REPORTED))
+    if r["refusal"]:
+        print(f"no recommendation: {r['refusal']}")
+        print_answers(r)
+        return
     far = f" with false-answer rate <= {r['max_far']}" if r["max_far"] is not None else ""
     note = "" if r["feasible"] else " (no point meets the limit: lowest false-answer rate shown)"
     print(f"objective {r['objective']}{far}: {r['objective_value']:.4f}; {r['plateau_size']} grid "

@@ -11,7 +11,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from rag.book.frontmatter import load_bounded
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
 from rag.tuning.metrics import match_mask
@@ -72,31 +76,59 @@ def parse_question_text(text: str, name: str) -> list[Question]:
 def content_hash(questions: Sequence[Question]) -> str:
     """Identifies a set by what it asks and expects (not by file name, order of keys or lines)."""
     data = [(q.question, q.expected_sections, q.in_scope, q.category, q.key_facts)
-            for q in questions]
+            + ((q.from_audit,) if q.from_audit else ()) for q in questions]
     return hashlib.sha256(json.dumps(data).encode()).hexdigest()[:16]
 
 
-def serialize_questions(questions: Sequence[Question], suffix: str) -> str:
-    """YAML in the sample set's layout, or CSV with the standard header."""
+def serialize_questions(questions: Sequence[Question], suffix: str,
+                        header: Mapping[str, Any] | None = None) -> str:
+    """YAML in the sample set's layout (after the `header` keys, e.g. a generated set's
+    provenance), or CSV with the standard header (CSV has no place for `header`)."""
     if suffix.lower() == ".csv":
+        audit = any(q.from_audit for q in questions)
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow((*FIELDS, "key_facts"))
+        writer.writerow((*FIELDS, "key_facts", *(("from_audit",) if audit else ())))
         for q in questions:
             writer.writerow([q.question, "; ".join(q.expected_sections),
                              "true" if q.in_scope else "false", q.category,
-                             "; ".join(q.key_facts)])
+                             "; ".join(q.key_facts), *((q.from_audit,) if audit else ())])
         return out.getvalue()
-    lines = ["questions:"]
+    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}"
+             for key, value in (header or {}).items() if key != "questions"]
+    lines.append("questions:")
     for q in questions:
-        lines += [f"  - question: {json.dumps(q.question, ensure_ascii=False)}",
-                  f"    expected_sections: {json.dumps(list(q.expected_sections))}",
-                  f"    in_scope: {'true' if q.in_scope else 'false'}"]
-        if q.category:
-            lines.append(f"    category: {json.dumps(q.category, ensure_ascii=False)}")
-        if q.key_facts:
-            lines.append(f"    key_facts: {json.dumps(list(q.key_facts), ensure_ascii=False)}")
+        lines += item_lines(q, "  ")
     return "\n".join(lines) + "\n"
+
+
+def item_lines(q: Question, indent: str) -> list[str]:
+    """One question as a YAML list item, indented as the list it joins."""
+    lines = [f"{indent}- question: {json.dumps(q.question, ensure_ascii=False)}",
+             f"{indent}  expected_sections: {json.dumps(list(q.expected_sections))}",
+             f"{indent}  in_scope: {'true' if q.in_scope else 'false'}"]
+    if q.category:
+        lines.append(f"{indent}  category: {json.dumps(q.category, ensure_ascii=False)}")
+    if q.key_facts:
+        lines.append(f"{indent}  key_facts: {json.dumps(list(q.key_facts), ensure_ascii=False)}")
+    if q.from_audit:
+        lines.append(f"{indent}  from_audit: {json.dumps(q.from_audit)}")
+    return lines
+
+
+def read_header(text: str, name: str) -> dict[str, Any]:
+    """The scalar top-level keys of a YAML set beside `questions` (its provenance: `generated`,
+    `date`, `book`, ...); {} for CSV, a bare list, or text that does not parse."""
+    if Path(name).suffix.lower() not in (".yaml", ".yml"):
+        return {}
+    try:
+        data = load_bounded(text)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items()
+            if k != "questions" and isinstance(v, str | int | float | bool)}
 
 
 def target_path(folder: Path, name: str) -> Path:
@@ -108,15 +140,22 @@ def target_path(folder: Path, name: str) -> Path:
     return Path(folder) / name
 
 
-def save_question_set(questions: Sequence[Question], path: Path) -> Path:
-    """Write the set, after checking that the written text reads back as the same set."""
+def save_question_set(questions: Sequence[Question], path: Path,
+                      header: Mapping[str, Any] | None = None) -> Path:
+    """Write the set (with its `header` keys, in YAML), after checking that the written text
+    reads back as the same set."""
     path = Path(path)
-    text = serialize_questions(questions, path.suffix)
+    text = serialize_questions(questions, path.suffix, header)
     again = parse_question_text(text, path.name)
     if content_hash(again) != content_hash(questions):
         raise InputError(f"{path.name}: the set would not read back unchanged; nothing written.")
+    write_atomically(path, text)
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A reader sees the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
-    return path

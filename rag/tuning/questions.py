@@ -19,7 +19,7 @@ from rag.errors import InputError
 from rag.tuning.metrics import match_mask
 
 FIELDS = ("question", "expected_sections", "in_scope", "category")
-OPTIONAL_FIELDS = ("key_facts", "id", "notes")
+OPTIONAL_FIELDS = ("key_facts", "id", "notes", "from_audit")
 MAX_KEY_FACTS, MAX_KEY_FACT_CHARS = 3, 120
 ENTRY_RE = re.compile(r"^[^\s#,;|]+(#[^\s#,;|]*)?$")
 SPLIT_RE = re.compile(r"[\s,;|]+")
@@ -27,6 +27,7 @@ MAX_EXPECTED = 32  # entries are bits of an int64 mask in the sweep
 MAX_QUESTION_CHARS = 1000
 MAX_SET_BYTES = 5_000_000  # ~25,000 questions; a set this size takes minutes to evaluate
 MAX_QUESTIONS = 20_000
+LOG_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # an audit log_id, as `from_audit` names it
 TRUE_WORDS, FALSE_WORDS = ("true", "yes", "y", "1"), ("false", "no", "n", "0")
 
 
@@ -38,6 +39,7 @@ class Question:
     category: str = ""
     line: int = 0  # where it starts in its file, for messages
     key_facts: tuple[str, ...] = ()  # strings a correct answer must contain (see answer_check)
+    from_audit: str = ""  # the audit log_id the question was labelled from, if any
 
 
 class _LineLoader(BoundedLoader):
@@ -169,7 +171,11 @@ def _make_question(raw: dict[str, Any], where: str, line: int) -> Question:
     key_facts = _parse_key_facts(raw.get("key_facts"), where)
     if key_facts and not in_scope:
         raise InputError(f"{where}: an out-of-scope question cannot have key facts.")
-    return Question(text.strip(), expected, in_scope, str(category).strip(), line, key_facts)
+    from_audit = raw.get("from_audit")
+    if from_audit is not None and not LOG_ID_RE.match(str(from_audit)):
+        raise InputError(f"{where}: `from_audit` must be the log_id of an audited question.")
+    return Question(text.strip(), expected, in_scope, str(category).strip(), line, key_facts,
+                    str(from_audit or ""))
 
 
 def _parse_key_facts(value: Any, where: str) -> tuple[str, ...]:

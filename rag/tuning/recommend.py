@@ -4,10 +4,16 @@ Ties are common (a few dozen questions give coarse metrics), so among the points
 best objective value the one deepest inside that plateau wins: the farthest, in weight/threshold
 units, from any point that does worse. A small change of data then moves it least. Remaining ties
 go to the point nearest the current settings.
+
+No point is recommended (`refusal` says why) when the labels cannot tell settings apart: fewer
+than half of the in-scope questions name a section this book has (a set written for another
+book, or for anchors since renamed), or no setting reaches an F1 above 0. Every point then ties
+at nothing, and the "deepest" of a 2,121-point plateau would be an arbitrary choice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -22,6 +28,14 @@ OBJECTIVES = ("max_f1", "max_recall_at_far")
 MARGIN_STEP = 0.05
 TOLERANCE = 1e-9
 LEVELS = ("high", "medium", "low")
+MIN_MATCHED_SHARE = 0.5  # in-scope questions whose expected sections exist in this book
+FAR_LIMIT = 0.05  # false-answer target (issue 11) when the objective sets no limit of its own
+STARTER_HINT = "Generate a starter question set from this book (Starter question set) instead."
+# what Apply compares: key, name, True when higher is better
+APPLY_METRICS = (("f1", "F1", True), ("recall_at_k", "recall@k", True),
+                 ("false_answer_rate", "false-answer rate", False),
+                 ("answer_accuracy", "answer accuracy", True))
+WORSE_BY = 5e-4  # figures are shown to 3 decimals; a smaller change is no change
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,9 @@ class Recommendation:
     margin: dict[str, Any]
     plateau_size: int  # grid points that tie with it
     feasible: bool  # False when no point meets the false-answer limit
+    n_in_scope: int = 0
+    n_matched: int = 0  # in-scope questions with an expected section this book has
+    refusal: str = ""  # why no point is recommended; "" when one is
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,10 +131,62 @@ def recommend(result: SweepResult, objective: str = "max_f1", max_far: float | N
     wi, ti = plateau_centre(plateau, result.weights, result.thresholds, current)
     raw, constraint = objective_grid(result, objective, max_far)
     w, t = float(result.weights[wi]), float(result.thresholds[ti])
+    n_in, n_matched = label_coverage(result)
     return Recommendation(objective, max_far if objective != "max_f1" else None, w, t,
                           round(float(best), 4), result.at(w, t),
                           margin_around(result, raw, constraint, wi, ti), int(plateau.sum()),
-                          feasible_any)
+                          feasible_any, n_in, n_matched,
+                          refusal_reason(n_in, n_matched, float(result.grids["f1"].max())))
+
+
+def label_coverage(result: SweepResult) -> tuple[int, int]:
+    """(in-scope questions, those with an expected entry that names a section of the book);
+    (0, 0) for a result made of grids alone."""
+    a = result.arrays
+    if a is None:
+        return 0, 0
+    matched = a.matched if a.matched is not None else a.in_scope
+    return int(a.in_scope.sum()), int((matched & a.in_scope).sum())
+
+
+def refusal_reason(n_in_scope: int, n_matched: int, best_f1: float) -> str:
+    """Why the labels cannot pick a setting, or "" when they can."""
+    if n_in_scope and n_matched < MIN_MATCHED_SHARE * n_in_scope:
+        return (f"Only {n_matched} of the {n_in_scope} in-scope questions name a section that "
+                f"exists in this book (fewer than {MIN_MATCHED_SHARE:.0%}): the question set "
+                "probably belongs to another book, so no point is recommended. "
+                f"{STARTER_HINT}")
+    if best_f1 <= TOLERANCE:  # also when no question is in scope: F1 is 0 everywhere
+        return ("No setting answers a single in-scope question from an expected section "
+                "(the best F1 is 0.000), so no point is recommended. Check that the set has "
+                "in-scope questions and that their expected sections are this book's section "
+                f"IDs. {STARTER_HINT}")
+    return ""
+
+
+def _figures(a: float, b: float) -> tuple[str, str]:
+    """Two decimals, or three when two would show equal numbers."""
+    digits = 2 if f"{a:.2f}" != f"{b:.2f}" else 3
+    return f"{a:.{digits}f}", f"{b:.{digits}f}"
+
+
+def apply_risks(chosen: Mapping[str, float | None], recommended: Mapping[str, float | None],
+                far_limit: float = FAR_LIMIT) -> list[str]:
+    """What gets worse by applying `chosen` instead of the recommended point, and a false-answer
+    rate above the limit: one phrase each (empty: safe to apply without asking)."""
+    risks = []
+    for key, name, higher in APPLY_METRICS:
+        mine, theirs = chosen.get(key), recommended.get(key)
+        if mine is None or theirs is None:
+            continue  # answer accuracy only when both points were checked
+        if (theirs - mine if higher else mine - theirs) > WORSE_BY:
+            now, then = _figures(float(mine), float(theirs))
+            risks.append(f"{name} {now} vs {then} at the recommended point")
+    far = chosen.get("false_answer_rate")
+    if far is not None and far > far_limit + TOLERANCE:
+        now, limit = _figures(float(far), far_limit)
+        risks.append(f"false-answer rate {now} is above the limit of {limit}")
+    return risks
 
 
 def calibrate(result: SweepResult, w_dense: float, threshold: float) -> pd.DataFrame:

@@ -5,13 +5,17 @@ the JSON of `pool_to_record`, `settings` as JSON with w_dense, threshold and top
 Both outcomes are recomputed from the pool, so the comparison isolates the change of settings;
 the logged status is shown alongside. A question counts as answered when some hit passes the
 threshold and the capability guardrail does not refuse it.
+
+A pool's sections are its own book's, so a replay is of one book's questions unless asked for
+more: `books` names the book ids to replay ("" for rows logged before the book was recorded);
+rows of other books are counted, not replayed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,13 +30,14 @@ ANSWERED_TO_REFUSED = "answered → refused"
 REFUSED_TO_ANSWERED = "refused → answered"
 TOP_CHANGED = "top section changed"
 COLUMNS = ("log_id", "timestamp", "question", "status", "old_answered", "new_answered",
-           "old_top_section", "new_top_section", "old_best", "new_best", "change")
+           "old_top_section", "new_top_section", "old_best", "new_best", "change", "book_id")
 
 
 @dataclass(frozen=True, eq=False)
 class ReplayResult:
     rows: pd.DataFrame  # one row per replayed question, COLUMNS
     skipped: tuple[str, ...]  # "log_id: reason" for rows that could not be replayed
+    other_books: int = 0  # rows left out because they were asked of a book not asked for
 
     @property
     def changed(self) -> pd.DataFrame:
@@ -81,16 +86,27 @@ def _change(old: tuple[bool, str, float], new: tuple[bool, str, float]) -> str:
     return TOP_CHANGED if old[0] and old[1] != new[1] else ""
 
 
+def book_of(row: dict[str, Any]) -> str:
+    """A logged row's book id; "" for a row logged before the book was recorded."""
+    book = row.get("book_id")
+    return book if isinstance(book, str) else ""
+
+
 def replay(rows: Iterable[dict[str, Any]], new: RetrievalSettings,
            old: RetrievalSettings | None = None, since: datetime | str | None = None,
-           until: datetime | str | None = None) -> ReplayResult:
+           until: datetime | str | None = None,
+           books: Collection[str] | None = None) -> ReplayResult:
     """Outcomes under each row's logged settings (or `old`) and under `new`, oldest first.
-    since/until bound the rows' timestamps (inclusive)."""
+    since/until bound the rows' timestamps (inclusive); books, when given, the book ids."""
     start, end = _as_time(since), _as_time(until)
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
+    other_books = 0
     for row in rows:
         log_id = row.get("log_id", "")
+        if books is not None and book_of(row) not in books:
+            other_books += 1
+            continue
         stamp = _as_time(row.get("timestamp"))
         if (start is not None and (stamp is None or stamp < start)) or \
                 (end is not None and (stamp is None or stamp > end)):
@@ -109,8 +125,8 @@ def replay(rows: Iterable[dict[str, Any]], new: RetrievalSettings,
                     "status": row.get("status", ""), "old_answered": was[0],
                     "new_answered": now[0], "old_top_section": was[1],
                     "new_top_section": now[1], "old_best": was[2], "new_best": now[2],
-                    "change": _change(was, now)})
+                    "change": _change(was, now), "book_id": book_of(row)})
     frame = pd.DataFrame(out, columns=list(COLUMNS))
     if len(frame):
         frame = frame.sort_values("timestamp", kind="stable").reset_index(drop=True)
-    return ReplayResult(frame, tuple(skipped))
+    return ReplayResult(frame, tuple(skipped), other_books)

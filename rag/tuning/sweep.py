@@ -51,6 +51,8 @@ class PoolArrays:
     n_entries: np.ndarray  # Q expected entries per question
     idcg: np.ndarray  # Q ideal DCG@k per question (0 for out-of-scope)
     top_k: int
+    # Q bool: an expected entry names a section of the book (of the pools, without book_sections)
+    matched: np.ndarray | None = None
 
     @property
     def in_scope(self) -> np.ndarray:
@@ -160,6 +162,7 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
     masks: list[int] = []
     labels: list[str] = []
     idcg = np.zeros(len(questions))
+    matched = np.zeros(len(questions), dtype=bool)
     for qi, (q, pool) in enumerate(zip(questions, pools, strict=True)):
         local: dict[str, int] = {}
         for ci, c in enumerate(pool.chunks):
@@ -171,12 +174,14 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
         dense[qi, : len(pool.chunks)] = pool.dense
         bm25[qi, : len(pool.chunks)] = pool.bm25
         universe = book_sections if book_sections is not None else labels
-        relevant = count_relevant(q.expected_sections, universe) or len(q.expected_sections)
-        idcg[qi] = ideal_dcg(relevant, top_k)
+        relevant = count_relevant(q.expected_sections, universe)
+        matched[qi] = relevant > 0
+        idcg[qi] = ideal_dcg(relevant or len(q.expected_sections), top_k)
     refused = [check_capability(q.question, "", "") is not None for q in questions]
     return PoolArrays(tuple(questions), np.array(refused, dtype=bool), slot, dense, bm25,
                       np.array(masks, dtype=np.int64), np.array(labels, dtype=object),
-                      np.array([len(q.expected_sections) for q in questions]), idcg, top_k)
+                      np.array([len(q.expected_sections) for q in questions]), idcg, top_k,
+                      matched)
 
 
 def top_sections(arrays: PoolArrays, w_dense: float) -> tuple[np.ndarray, np.ndarray]:

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from rag.config import load_settings
+from rag.config import PROJECT_ROOT, load_settings
 from rag.retrieval.hybrid import rank_candidates
 from rag.tuning.evaluate import evaluate_set, gate_choice
+from rag.tuning.question_sets import serialize_questions
 from rag.tuning.questions import load_questions
-from rag.tuning.recommend import recommend
+from rag.tuning.recommend import FAR_LIMIT, apply_risks, recommend
 from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep
 from rag.types import RetrievalSettings
 from tests.builders import SAMPLE_QUESTIONS, ask, markdown_text, open_app
@@ -70,6 +71,11 @@ def run_sweep_button(at, key: str = "tuning_run") -> None:
     next(b for b in at.button if b.key == key).click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
+
+
+def run_sweep_button_allowing_errors(at) -> None:
+    next(b for b in at.button if b.key == "tuning_run").click().run()
+    assert not at.exception, at.exception
 
 
 def frame_with(at, *columns: str):
@@ -172,16 +178,52 @@ def test_a_selected_question_shows_its_candidates_and_opens_the_inspector(swept,
     at.switch_page(PAGE).run()
 
 
+def move_to(at, w: float, t: float) -> None:
+    next(x for x in at.slider if x.key.startswith("tuning_w_")).set_value(w).run()
+    next(x for x in at.slider if x.key.startswith("tuning_t_")).set_value(t).run()
+
+
+def confirmation(at) -> str:
+    return next((w.value for w in at.warning if "makes this worse" in w.value), "")
+
+
+def test_applying_a_worse_point_asks_first_and_cancel_writes_nothing(swept, direct):
+    at, env = swept
+    s, result, _ = direct
+    rec = recommend(result, "max_f1", None, current=(s.w_dense, s.threshold))
+    before = Path(env["RAG_SETTINGS"]).read_text(encoding="utf-8")
+    move_to(at, rec.w_dense, 0.0)  # everything passes: out-of-scope questions get answered
+    far = result.at(rec.w_dense, 0.0)["false_answer_rate"]
+    assert far > FAR_LIMIT
+    next(b for b in at.button if b.key == "tuning_apply").click().run()
+    assert not at.exception, at.exception
+    warning = confirmation(at)
+    for risk in apply_risks(result.at(rec.w_dense, 0.0), rec.metrics, FAR_LIMIT):
+        assert f"- {risk}" in warning
+    assert (f"false-answer rate {far:.2f} vs {rec.metrics['false_answer_rate']:.2f} at the "
+            "recommended point") in warning
+    assert f"false-answer rate {far:.2f} is above the limit of 0.05" in warning
+    assert any("the default target" in c.value for c in at.caption)
+    assert Path(env["RAG_SETTINGS"]).read_text(encoding="utf-8") == before  # asked, not written
+    next(b for b in at.button if b.key == "tuning_apply_cancel").click().run()
+    assert not confirmation(at) and not at.success
+    assert Path(env["RAG_SETTINGS"]).read_text(encoding="utf-8") == before
+
+
 def test_apply_writes_the_settings_file_and_the_app_reads_it(swept, direct):
     at, env = swept
     s, result, _ = direct
     assert any("No questions were logged" in i.value for i in at.info)  # empty audit log
     # a point away from both the recommendation and the shipped setting, moved by hand
     w, t = (0.8, 0.4) if (s.w_dense, s.threshold) != (0.8, 0.4) else (0.75, 0.45)
-    next(x for x in at.slider if x.key.startswith("tuning_w_")).set_value(w).run()
-    next(x for x in at.slider if x.key.startswith("tuning_t_")).set_value(t).run()
+    move_to(at, w, t)
     next(b for b in at.button if b.key == "tuning_apply").click().run()
     assert not at.exception, at.exception
+    rec = recommend(result, "max_f1", None, current=(s.w_dense, s.threshold))
+    if risks := apply_risks(result.at(w, t), rec.metrics, FAR_LIMIT):
+        assert not at.success and all(f"- {r}" in confirmation(at) for r in risks)
+        next(b for b in at.button if b.key == "tuning_apply_confirm").click().run()
+        assert not at.exception, at.exception
     assert any(f"Applied dense {w:.2f} · threshold {t:.2f}" in m.value for m in at.success)
     path = Path(env["RAG_SETTINGS"])
     now = load_settings(env={"RAG_SETTINGS": str(path)})
@@ -297,3 +339,41 @@ def test_answers_and_the_gate_they_imply(sample_settings, sample_index, monkeypa
     assert any(f"Applied confidence gate {gate:.3f}" in m.value for m in at.success)
     after = load_settings(env={"RAG_SETTINGS": env["RAG_SETTINGS"]})
     assert (after.gate_caveat, after.gate_answer) == (gate, max(s.gate_answer, gate))
+
+
+def test_the_recommended_point_applies_without_asking(sample_settings, sample_index,
+                                                      monkeypatch, tmp_path):
+    env = workspace(tmp_path / "work", SMALL_SET)
+    path = Path(env["RAG_SETTINGS"])
+    path.write_text(path.read_text(encoding="utf-8").replace("w_dense = 0.95", "w_dense = 0.2"),
+                    encoding="utf-8")  # far from any recommendation
+    at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb", env)
+    run_sweep_button(at)
+    s = load_settings(env={"RAG_SETTINGS": str(path)}, index_dir=sample_settings.index_dir)
+    ev = evaluate_set(sample_index, s, load_questions(Path(env["RAG_EVAL_DIR"], "small.yaml")),
+                      answers=False)
+    rec = ev.recommendation
+    assert rec.w_dense != 0.2 and rec.metrics["false_answer_rate"] <= FAR_LIMIT  # premise
+    next(b for b in at.button if b.key == "tuning_apply").click().run()
+    assert not confirmation(at)
+    assert any(f"Applied dense {rec.w_dense:.2f} · threshold {rec.threshold:.2f}" in m.value
+               for m in at.success)
+
+
+def test_a_set_for_another_book_gets_no_recommendation(sample_settings, sample_index,
+                                                       monkeypatch, tmp_path):
+    foreign = load_questions(PROJECT_ROOT / "data" / "eval" / "physical-ai.yaml")
+    subset = [q for q in foreign if q.in_scope][:5] + [q for q in foreign if not q.in_scope][:2]
+    env = workspace(tmp_path / "work", serialize_questions(subset, ".yaml"))
+    at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb", env)
+    run_sweep_button_allowing_errors(at)
+    refusal = next(e.value for e in at.error if "No recommended setting" in e.value)
+    assert "Only 0 of the 5 in-scope questions name a section that exists in this book" \
+        in refusal and "Starter question set" in refusal
+    assert any("expected section(s) match nothing in this book" in w.value for w in at.warning)
+    assert "**Recommended:" not in markdown_text(at)
+    assert not any(b.key in ("tuning_apply", "tuning_check_answers") for b in at.button)
+    assert not at.get("plotly_chart")
+    at.run()  # the next run opens the starter panel the refusal points to
+    assert any(e.label == "Starter question set" and e.proto.expanded for e in at.expander)
+

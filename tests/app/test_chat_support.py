@@ -13,16 +13,19 @@ import pytest
 
 from pages.components.chat.support import (
     HISTORY_MAX_QUESTIONS,
+    LEGACY_STORAGE_KEY,
     SlidingWindowLimiter,
     StreamCapture,
     conversation_messages,
     format_age,
+    legacy_turns_of_book,
     merge_history,
     parse_history,
     prune_history,
     rate_limit_message,
     selection_caption,
     serialize_history,
+    storage_key,
 )
 from pages.components.common.format import (
     answer_markdown,
@@ -92,6 +95,29 @@ def test_history_round_trip_is_pruned_on_load():
 def test_unreadable_storage_counts_as_no_history(raw):
     stored = parse_history(raw, NOW)
     assert stored.turns == [] and stored.session_id == ""
+
+
+def test_each_book_keeps_its_history_under_its_own_key():
+    keys = {storage_key("book"), storage_key("physical-ai-book"), LEGACY_STORAGE_KEY}
+    assert len(keys) == 3 and all(k.startswith("folio.chat.history") for k in keys)
+
+
+@pytest.mark.parametrize(("books", "moved"), [
+    (["book", "book"], True),  # provably this book's: moved under its key
+    (["book", "physical-ai-book"], False),  # partly another book's: left where it is
+    (["book", None], False),  # a turn that does not say its book proves nothing
+    ([None, None], False),  # an older Folio's history: never shown under a book
+])
+def test_unkeyed_history_moves_only_when_every_turn_is_this_books(books, moved):
+    turns = [turn(i, **({"book_id": b} if b else {})) for i, b in enumerate(books)]
+    legacy = legacy_turns_of_book(serialize_history("old-session", turns), "book", NOW)
+    if moved:
+        assert legacy.session_id == "old-session"
+        assert [t["query_id"] for t in legacy.turns] == ["q0", "q1"]
+    else:
+        assert legacy is None
+    assert legacy_turns_of_book(None, "book", NOW) is None
+    assert legacy_turns_of_book(serialize_history("s", []), "book", NOW) is None
 
 
 def test_merge_keeps_stored_turns_then_new_ones_without_duplicates():
@@ -261,7 +287,7 @@ def test_notices_and_verdicts_are_worded_for_readers():
         ("info", "Something informative.")]
     reworded = {"notices": [{"code": SELECTION_TOO_SHORT, "message": "Reworded, no key words"}]}
     assert notice_lines(reworded) == [("warning", "Reworded, no key words")]
-    assert verdict_caption(entry) == "Guardrails: `confidence_hedge` added a caveat"
+    assert verdict_caption(entry) == "Guardrails: hedged wording (added a caveat)"
     assert verdict_caption({"guardrail_actions": []}) == ""
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from pages.components.common.format import answer_markdown, sources_markdown
-from pages.components.common.links import citation_href, reader_href
+from pages.components.common.links import citation_href, link_problem, reader_href
 from pages.components.common.tables import record_citations_frame
 
 TEMPLATE_URL = "/docs/sensing/sensing-intro#timing-sync"
@@ -54,3 +56,36 @@ def test_rendered_answers_sources_and_audit_tables_use_the_reader_href():
     assert f"[[1]]({TEMPLATE_URL} " in answer_markdown("A [S1].", [CITE])
     assert record_citations_frame({"citations": [CITE]}).loc[0, "url"] == TEMPLATE_URL
     assert CITE["url"] == TEMPLATE_URL
+
+
+def test_a_link_names_the_book_it_points_into():
+    href = reader_href(TEMPLATE_URL, "sensing", "sensing-intro", "timing-sync", "", "book")
+    assert parse_qs(urlsplit(href).query)["book"] == ["book"]
+    assert href.startswith("book?module=sensing&chapter=sensing-intro&section=timing-sync&")
+    cited = citation_href({**CITE, "book_id": "physical-ai-book"}, "")
+    assert parse_qs(urlsplit(cited).query)["book"] == ["physical-ai-book"]
+    assert citation_href(CITE, "") == READER  # a citation logged without its book
+
+
+CHAPTERS = {"sensing/sensing-intro": {}, "locomotion/pendulum-models": {}}
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"module": "sensing", "chapter": "sensing-intro", "book": "book"}, ""),
+    ({"module": "sensing", "chapter": "sensing-intro"}, ""),  # an older link: no book named
+    ({}, ""),  # the Book page opened from the menu
+    ({"module": "locomotion", "chapter": "pendulum-models", "book": "physical-ai-book"},
+     "This citation is from another book (Physical AI), not from Foundations"),
+    ({"module": "intro", "chapter": "index", "section": "capture-point"},
+     "The cited chapter `intro/index#capture-point` is not in Foundations"),
+    ({"module": "intro", "chapter": "index", "book": "book"}, "The cited chapter `intro/index`"),
+])
+def test_a_link_that_cannot_open_here_says_why(params, expected):
+    problem = link_problem(params, CHAPTERS, "book", "Foundations", "Physical AI")
+    assert problem.startswith(expected) if expected else problem == ""
+
+
+def test_another_books_id_stands_in_for_its_unknown_title():
+    problem = link_problem({"module": "a", "chapter": "b", "book": "garden"}, CHAPTERS, "book",
+                           "Foundations")
+    assert problem.startswith("This citation is from another book (garden)")

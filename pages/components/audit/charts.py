@@ -1,13 +1,17 @@
 """The audit explorer's charts: questions per day, latency, confidence, refusal reasons, and the
-most- and never-cited sections. Every number comes from the audit store's query functions."""
+most- and never-cited sections. Every number comes from the audit store's query functions, over
+the book(s) the filters choose; never-cited sections only for the book being read, whose
+sections are known."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from pages.components.common.book_scope import book_label, logged_books
 from pages.components.common.tables import book_sections, section_name
 from rag.audit.filters import AuditFilters
+from rag.config import Settings
 
 COLORS = {"answered": "#2f5d8a", "refused": "#e39b3a", "errors": "#c0392b", "p50": "#7fa7cf",
           "p95": "#2f5d8a", "count": "#2f5d8a"}
@@ -28,7 +32,7 @@ def _counts(values) -> dict:
     return {"rangemode": "tozero", "dtick": 1} if top <= 6 else {"rangemode": "tozero"}
 
 
-def charts(reader, f: AuditFilters, chunks) -> None:
+def charts(reader, f: AuditFilters, chunks, settings: Settings) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**Questions per day**")
@@ -72,11 +76,25 @@ def charts(reader, f: AuditFilters, chunks) -> None:
             fig.update_layout(barmode="stack", yaxis={"autorange": "reversed",
                                                       "automargin": True})
             st.plotly_chart(fig, key="chart_reasons")
-    _sections(reader, f, chunks)
+    _sections(reader, f, chunks, settings)
 
 
-def _sections(reader, f: AuditFilters, chunks) -> None:
-    labels = book_sections(chunks)
+def cited_names(cited, labels: dict[str, str], current_id: str, titles: dict[str, str],
+                with_chapter: bool) -> list[str]:
+    """Bar labels: the section as readers know it when it is the current book's, else its
+    stable ID; with the book's name when the bars come from more than one book."""
+    several = cited["book_id"].nunique() > 1
+    return [(section_name(s, labels, with_chapter) if b == current_id else s)
+            + (f" · {titles.get(b, book_label(b, None))}" if several else "")
+            for b, s in zip(cited["book_id"], cited["section"], strict=True)]
+
+
+def _sections(reader, f: AuditFilters, chunks, settings: Settings) -> None:
+    this_book = f.books == (settings.book_id,)
+    labels = book_sections(chunks)  # the current book's sections, by stable id
+    books = logged_books(reader)
+    titles = {str(b): book_label(b, t) for b, t in zip(books["book_id"], books["book_title"],
+                                                       strict=True)}
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**Most-cited sections**")
@@ -85,10 +103,10 @@ def _sections(reader, f: AuditFilters, chunks) -> None:
             st.caption("No answer cited a section yet.")
         else:
             fig = _figure(max(160, 30 * len(cited) + 40))
-            fig.add_bar(y=[section_name(s, labels, False) for s in cited["section"]],
+            fig.add_bar(y=cited_names(cited, labels, settings.book_id, titles, False),
                         x=cited["answers"], orientation="h", marker_color=COLORS["count"],
-                        name="answers", customdata=[section_name(s, labels) for s in
-                                                    cited["section"]],
+                        name="answers",
+                        customdata=cited_names(cited, labels, settings.book_id, titles, True),
                         hovertemplate="%{customdata}: %{x} answers<extra></extra>")
             fig.update_layout(yaxis={"autorange": "reversed", "automargin": True})
             st.plotly_chart(fig, key="chart_cited")
@@ -102,8 +120,14 @@ def _sections(reader, f: AuditFilters, chunks) -> None:
                          "confidence_mean": st.column_config.NumberColumn(
                              "Mean conf.", format="%.2f", width=80)})
     with right:
+        if not this_book:
+            st.markdown("**Never-cited sections**")
+            st.caption(f"Counted only for the book Folio is reading, {settings.resolved_title}, "
+                       "whose sections are known here: choose it in the Book filter.")
+            return
         never = reader.sections_never_cited(f, list(labels))
-        st.markdown(f"**Never-cited sections** ({len(never)} of {len(labels)})")
+        st.markdown(f"**Never-cited sections** ({len(never)} of {len(labels)} in "
+                    f"{settings.resolved_title})")
         st.dataframe([{"section": labels[s], "id": s} for s in never], hide_index=True,
                      width="stretch", height=420, column_config={
                          "section": st.column_config.TextColumn("Section", width=300),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.audit.label import label_panel
 from pages.components.common.format import answer_markdown, badges_markdown, notice_lines
 from pages.components.common.shared import link_base_url
 from pages.components.common.tables import (
@@ -22,7 +23,8 @@ def show_record(record: dict) -> None:
     provider, model = record.get("llm_provider") or "", record.get("llm_model") or ""
     answerer = provider if model in ("", provider) else f"{provider} {model}"
     stamp = str(record.get("timestamp", ""))[:19]
-    st.caption(f"{stamp} UTC · answerer {answerer} · session "
+    book = record.get("book_title") or record.get("book_id") or "unknown book"
+    st.caption(f"{stamp} UTC · {book} · answerer {answerer} · session "
                f"`{(record.get('session_id') or '–')[:12]}` · log `{record.get('log_id')}`")
     tabs = st.tabs(["Answer", "Hits", "Citations", "Guardrails", "Prompt", "Raw response",
                     "Settings"])
@@ -66,3 +68,4 @@ def show_record(record: dict) -> None:
         st.code(record.get("llm_response") or "(empty)", language=None, wrap_lines=True)
     with tabs[6]:
         st.json(record.get("settings") or {})
+    label_panel(record)

@@ -3,6 +3,7 @@ and the exports (charts are in audit_charts.py). Every number comes from the aud
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages.components.common.book_scope import book_filter, book_label
 from pages.components.common.tables import build_filters, kpi_values
 from rag.answer.guardrails import REASON_CODES
 from rag.audit.filters import STATUSES, AuditFilters
+from rag.config import Settings
 from rag.errors import AuditError
 from rag.providers.registry import LLMS
 from rag.types import MODE_NAMES, MODES
@@ -21,6 +24,7 @@ LIST_CONFIG = {
     "timestamp": st.column_config.DatetimeColumn("Time (UTC)", format="YYYY-MM-DD HH:mm:ss",
                                                  width=140),
     "user_query_text": st.column_config.TextColumn("Question", width=250),
+    "book": st.column_config.TextColumn("Book", width=130),
     "status": st.column_config.TextColumn("Status", width=66),
     "mode_used": st.column_config.TextColumn("Mode used", width=100),
     "confidence_score": st.column_config.ProgressColumn("Confidence", format="%.2f",
@@ -32,29 +36,31 @@ LIST_CONFIG = {
 PAGE_SIZES = (25, 50, 100)
 
 
-def filters() -> AuditFilters:
-    """The filter bar; values survive page switches."""
+def filters(reader, settings: Settings) -> AuditFilters:
+    """The filter bar, this book preselected; values survive page switches."""
     today = datetime.now(UTC).date()
     with st.container(border=True):
-        row = st.columns([2, 2, 2, 2], gap="small")
-        days = row[0].date_input("Time range (UTC)", (today - timedelta(days=29), today),
+        row = st.columns([3, 2, 2, 2], gap="small")
+        books = book_filter(reader, settings, "audit_book", row[0])
+        days = row[1].date_input("Time range (UTC)", (today - timedelta(days=29), today),
                                  key="audit_days", persist_state="session")
-        modes = row[1].multiselect("Mode", MODES, format_func=MODE_NAMES.get, key="audit_modes",
+        modes = row[2].multiselect("Mode", MODES, format_func=MODE_NAMES.get, key="audit_modes",
                                    persist_state="session", placeholder="All modes")
-        statuses = row[2].multiselect("Status", STATUSES, key="audit_statuses",
+        statuses = row[3].multiselect("Status", STATUSES, key="audit_statuses",
                                       persist_state="session", placeholder="All statuses")
-        providers = row[3].multiselect("Answerer", list(LLMS), key="audit_providers",
+        row = st.columns([3, 2, 2, 2], gap="small")
+        providers = row[0].multiselect("Answerer", list(LLMS), key="audit_providers",
                                        persist_state="session", placeholder="All answerers")
-        row = st.columns([2, 2, 4], gap="small")
-        confidence = row[0].slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="audit_conf",
+        confidence = row[1].slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="audit_conf",
                                    persist_state="session")
-        reasons = row[1].multiselect("Guardrail reason", REASON_CODES, key="audit_reasons",
+        reasons = row[2].multiselect("Guardrail reason", REASON_CODES, key="audit_reasons",
                                      persist_state="session", placeholder="Any or none")
-        text = row[2].text_input("Search questions and answers", key="audit_text",
+        text = row[3].text_input("Search questions and answers", key="audit_text",
                                  persist_state="session", placeholder="e.g. encoder")
     days = tuple(days) if isinstance(days, (tuple, list)) else (days,)
-    return build_filters(days if days else None, modes, statuses, confidence, reasons,
-                         providers, text)
+    chosen = build_filters(days if days else None, modes, statuses, confidence, reasons,
+                           providers, text)
+    return dataclasses.replace(chosen, books=books)
 
 
 def kpis(reader, f: AuditFilters) -> int:
@@ -65,10 +71,11 @@ def kpis(reader, f: AuditFilters) -> int:
 
 
 def log_table(reader, f: AuditFilters, total: int) -> str | None:
-    """One page of logs, newest first; returns the selected row's log_id."""
-    size_col, page_col, info_col, csv_col, parquet_col = st.columns(
-        [1, 1, 2, 1, 1], vertical_alignment="bottom")
-    exports(reader, f, total, csv_col, parquet_col)
+    """One page of logs, newest first, the exports below it; returns the selected row's log_id.
+
+    The exports sit under the table: above it, the table's hover toolbar (search, download,
+    full screen) covered the Parquet button."""
+    size_col, page_col, info_col = st.columns([1, 1, 4], vertical_alignment="bottom")
     size = size_col.selectbox("Rows per page", PAGE_SIZES, key="audit_page_size")
     pages = max(1, math.ceil(total / size))
     if st.session_state.get("audit_page", 1) > pages:  # the filters left fewer pages
@@ -82,9 +89,13 @@ def log_table(reader, f: AuditFilters, total: int) -> str | None:
     info_col.caption(f"Rows {first + 1 if total else 0}–{min(first + size, total)} of {total}. "
                      "Select a row to see everything recorded for it.")
     frame = reader.query_logs(f, limit=size, offset=first)
+    frame["book"] = [book_label(i, t) for i, t in zip(frame["book_id"], frame["book_title"],
+                                                      strict=True)]
     event = st.dataframe(frame, key="audit_table", hide_index=True, width="stretch",
                          column_order=list(LIST_CONFIG), column_config=LIST_CONFIG,
                          on_select="rerun", selection_mode="single-row")
+    csv_col, parquet_col, _ = st.columns([1, 1, 4], vertical_alignment="center")
+    exports(reader, f, total, csv_col, parquet_col)
     rows = list(event.selection.rows) if event and event.selection else []
     return str(frame.iloc[rows[0]]["log_id"]) if rows and rows[0] < len(frame) else None
 
@@ -100,26 +111,31 @@ def exports(reader, f: AuditFilters, total: int, left, right) -> None:
         return build
 
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M")
-    what = f"All {total} filtered rows, every column."
-    left.download_button("CSV", make("csv"), f"folio-audit-{stamp}.csv", "text/csv",
+    scope = (f.books[0] or "unknown-book") if len(f.books) == 1 else "all-books"
+    name = f"folio-audit-{scope}-{stamp}"
+    what = (f"All {total} filtered rows, every column "
+            f"({'every book' if not f.books else 'the book chosen in the filter'}).")
+    left.download_button("CSV", make("csv"), f"{name}.csv", "text/csv",
                          icon=":material/download:", on_click="ignore", disabled=not total,
                          width="stretch", help=what)
-    right.download_button("Parquet", make("parquet"), f"folio-audit-{stamp}.parquet",
+    right.download_button("Parquet", make("parquet"), f"{name}.parquet",
                           "application/vnd.apache.parquet", icon=":material/download:",
                           on_click="ignore", disabled=not total, width="stretch", help=what)
 
 
-def console(audit) -> None:
-    st.caption("One read-only statement over `audit_logs` (and `audit_archive`, `audit_all`). "
+def console(audit, book_id: str) -> None:
+    st.caption("One read-only statement over `book_logs` (this book's questions, archived "
+               "months included), `audit_logs`, `audit_archive` and `audit_all` (every book). "
                "Writes, file access and extensions are refused.")
     sql = st.text_area("SQL", "SELECT status, count(*) AS questions, round(avg(confidence_score), "
-                       "3) AS mean_confidence\nFROM audit_logs GROUP BY status ORDER BY "
+                       "3) AS mean_confidence\nFROM book_logs GROUP BY status ORDER BY "
                        "questions DESC", height=120, key="audit_sql", persist_state="session")
     cap_col, run_col, _ = st.columns([1, 1, 3], vertical_alignment="bottom")
     max_rows = cap_col.number_input("Row cap", 1, 10_000, 1000, key="audit_sql_rows")
     if run_col.button("Run query", type="primary", icon=":material/play_arrow:"):
         try:
-            st.session_state["_audit_console"] = (sql, audit.run_console_query(sql, max_rows, 5.0))
+            st.session_state["_audit_console"] = (
+                sql, audit.run_console_query(sql, max_rows, 5.0, book_id=book_id))
         except AuditError as e:
             st.session_state["_audit_console"] = (sql, e)
     result = st.session_state.get("_audit_console")

@@ -16,6 +16,8 @@ from typing import Any
 from rag.types import Response
 
 HISTORY_VERSION = 2  # 2: entries are answer records (rag.answer.record)
+# localStorage: one key per book; Folio before books were told apart kept one unkeyed history.
+LEGACY_STORAGE_KEY = "folio.chat.history.v1"
 HISTORY_MAX_QUESTIONS = 20
 HISTORY_MAX_AGE = timedelta(days=7)
 CLOCK_SKEW = timedelta(minutes=5)  # entries stamped slightly in the future are still kept
@@ -72,6 +74,23 @@ def merge_history(stored: Sequence[dict], current: Sequence[dict],
     """Stored turns, then this tab's turns that are not already among them (by query id)."""
     seen = {t.get("query_id") for t in stored if t.get("query_id")}
     return prune_history([*stored, *[t for t in current if t.get("query_id") not in seen]], now)
+
+
+def storage_key(book_id: str) -> str:
+    """The localStorage key of one book's conversation."""
+    return f"{LEGACY_STORAGE_KEY}.book.{book_id or 'unknown'}"
+
+
+def legacy_turns_of_book(raw: str | None, book_id: str,
+                         now: datetime | None = None) -> StoredHistory | None:
+    """The unkeyed history of an older Folio, if it provably belongs to `book_id`: it has turns
+    and every turn records that book id (older records carry none, so they stay where they are
+    and are never shown under a book). None otherwise."""
+    stored = parse_history(raw, now)
+    if not book_id or not stored.turns or \
+            any(t.get("book_id") != book_id for t in stored.turns):
+        return None
+    return stored
 
 
 def conversation_messages(turns: Sequence[dict], limit: int) -> list[dict[str, str]]:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from pages.components.chat.support import SlidingWindowLimiter
 from rag.answer.pipeline import Pipeline
+from rag.book.parse import EXTENSIONS as BOOK_FILES
 from rag.config import Settings, load_settings
 from rag.errors import RagError
 from rag.index.build import BookIndex
@@ -49,7 +50,7 @@ def _mtimes(paths) -> list[int]:
 
 def change_signature(settings: Settings) -> tuple[int, int, int]:
     """Book files, newest book edit, newest index build: a stat per file, cheap every run."""
-    book = _mtimes(Path(settings.book_dir).rglob("*.md*"))
+    book = _mtimes(p for p in Path(settings.book_dir).rglob("*") if p.suffix in BOOK_FILES)
     manifests = _mtimes(Path(settings.index_dir).glob("*/manifest.json"))
     return (len(book), max(book, default=0), max(manifests, default=0))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.common.provenance import OTHER_BOOK, threshold_provenance
 from pages.components.common.shared import FLASH_KEY, AppContext, run_build
 from rag.errors import RagError
 
@@ -51,7 +52,9 @@ def render_sidebar(ctx: AppContext) -> None:
         st.markdown("**Retrieval**")
         st.caption(f"Dense {s.w_dense:.2f} · BM25 {1 - s.w_dense:.2f} · threshold "
                    f"{s.threshold:.2f} · top-k {s.top_k} · pool {s.candidate_pool}")
-        st.caption(f"Threshold from: {s.threshold_source or 'built-in default'}")
+        st.caption(f"Threshold from: {threshold_provenance(s)}")
+        if gate_book := s.tuned_elsewhere("gate"):
+            st.caption(f"Confidence gate {OTHER_BOOK.format(book=gate_book)}")
         st.markdown("**Providers**")
         st.caption("  \n".join(_providers(ctx)))
         if flash := st.session_state.pop(FLASH_KEY, None):

@@ -3,10 +3,14 @@ logged questions under it to see which outcomes it would have changed."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 
 import streamlit as st
 
+from pages.components.common.book_scope import book_filter
+from pages.components.common.provenance import threshold_provenance, tuned_note, with_books
 from pages.components.common.shared import AppContext
 from pages.components.tuning.sets import display_path
 from pages.components.tuning.view import (
@@ -23,6 +27,7 @@ from rag.tuning.settings_writer import write_gate, write_settings
 from rag.types import RetrievalSettings
 
 APPLIED_KEY, REPLAY_KEY = "tuning_applied", "tuning_replay_rows"
+CONFIRM_KEY = "tuning_apply_pending"  # the point whose Apply waits for a confirmation
 GATE_APPLIED_KEY = "tuning_gate_applied"
 CHANGED_COLUMNS = ["timestamp", "question", "change", "old_answered", "new_answered",
                    "old_top_section", "new_top_section", "old_best", "new_best", "status"]
@@ -37,17 +42,27 @@ CHANGED_CONFIG = {
 }
 
 
-def apply_panel(ctx: AppContext, w: float, t: float, provenance: dict) -> None:
+def apply_panel(ctx: AppContext, w: float, t: float, provenance: dict,
+                risks: Sequence[str] = (), limit_note: str = "") -> None:
+    """Apply the chosen point; when `risks` name what it makes worse (rag.tuning.recommend.
+    apply_risks), only after the user confirms them."""
     s = ctx.settings
     same = abs(s.w_dense - w) < 1e-9 and abs(s.threshold - t) < 1e-9
     st.markdown(f"Active: dense **{s.w_dense:.2f}** · threshold **{s.threshold:.2f}** "
-                f"(from: {s.threshold_source or 'built-in default'})  \nChosen: dense "
+                f"(from: {threshold_provenance(s)})  \nChosen: dense "
                 f"**{w:.2f}** · threshold **{t:.2f}**")
     if st.button(f"Apply dense {w:.2f} · threshold {t:.2f}", type="primary", disabled=same,
                  icon=":material/check:", key="tuning_apply",
                  help=f"Writes [retrieval] w_dense and [embedders.{s.embedder}] threshold to "
                       f"{display_path(s.settings_file)}; the old values go to [[history]]."):
-        _apply(ctx, w, t, provenance)
+        if risks:
+            st.session_state[CONFIRM_KEY] = (w, t)
+        else:
+            _apply(ctx, w, t, provenance)
+    if st.session_state.get(CONFIRM_KEY) not in (None, (w, t)) or same:
+        st.session_state.pop(CONFIRM_KEY, None)  # the point moved: ask again for the new one
+    if st.session_state.get(CONFIRM_KEY) == (w, t):
+        _confirm(ctx, w, t, provenance, risks, limit_note)
     if same:
         st.caption("The chosen point is the active setting.")
     if message := st.session_state.pop(APPLIED_KEY, None):
@@ -55,7 +70,8 @@ def apply_panel(ctx: AppContext, w: float, t: float, provenance: dict) -> None:
         if message[1]:
             st.warning(message[1], icon=":material/warning:")
     try:
-        history = history_frame(read_settings_file(s.settings_file))
+        data = read_settings_file(s.settings_file)
+        history = with_books(history_frame(data), data, s)
     except RagError as e:
         st.error(str(e), icon=":material/error:")
         return
@@ -64,6 +80,24 @@ def apply_panel(ctx: AppContext, w: float, t: float, provenance: dict) -> None:
         st.dataframe(history, hide_index=True, width="stretch", height=min(300, 38 + 35 *
                                                                            len(history)),
                      key="tuning_history")
+
+
+def _confirm(ctx: AppContext, w: float, t: float, provenance: dict, risks: Sequence[str],
+             limit_note: str) -> None:
+    """What gets worse, with Confirm and Cancel; only Confirm writes the settings."""
+    with st.container(border=True, key="tuning_apply_confirmation"):
+        st.warning(f"Applying dense {w:.2f} · threshold {t:.2f} makes this worse:  \n"
+                   + "  \n".join(f"- {risk}" for risk in risks), icon=":material/warning:")
+        if limit_note:
+            st.caption(limit_note)
+        confirm, cancel, _ = st.columns([2, 1, 3])
+        if confirm.button("Confirm: apply anyway", type="primary", key="tuning_apply_confirm",
+                          icon=":material/check:"):
+            st.session_state.pop(CONFIRM_KEY, None)
+            _apply(ctx, w, t, provenance)
+        if cancel.button("Cancel", key="tuning_apply_cancel", icon=":material/close:"):
+            st.session_state.pop(CONFIRM_KEY, None)
+            st.rerun()
 
 
 def _was(value: object) -> str:
@@ -94,7 +128,7 @@ def gate_panel(ctx: AppContext, choice: dict, provenance: dict) -> None:
     """Apply the confidence gate a target accuracy implies at the active settings."""
     s, gate = ctx.settings, choice.get("gate")
     st.markdown(f"Active gates: answer at confidence ≥ **{s.gate_answer:.3f}**, with a caveat "
-                f"≥ **{s.gate_caveat:.3f}**, refused below.")
+                f"≥ **{s.gate_caveat:.3f}**, refused below{tuned_note(s, 'gate')}.")
     same = gate is not None and abs(gate - s.gate_caveat) < 5e-5
     label = "No gate reaches the target" if gate is None else f"Apply confidence gate {gate:.3f}"
     if st.button(label, icon=":material/shield:", key="tuning_apply_gate",
@@ -123,9 +157,9 @@ def _apply_gate(ctx: AppContext, gate: float, provenance: dict) -> None:
     st.rerun()
 
 
-def _read(ctx: AppContext, days: tuple, limit: int) -> tuple[list[dict], str]:
+def _read(ctx: AppContext, days: tuple, limit: int, books: tuple) -> tuple[list[dict], str]:
     """Logged rows from DuckDB; while another process holds the file, the spooled rows only."""
-    filters = replay_filters(days)
+    filters = dataclasses.replace(replay_filters(days), books=books)
     try:
         return load_replay_rows(ctx.audit, filters, limit), ""
     except AuditError as e:
@@ -138,12 +172,12 @@ def _read(ctx: AppContext, days: tuple, limit: int) -> tuple[list[dict], str]:
                       f"{len(rows)} question(s) still waiting in this machine's spool.")
 
 
-def _rows(ctx: AppContext, days: tuple, limit: int, reload: bool) -> list[dict]:
-    key = (days, limit)
+def _rows(ctx: AppContext, days: tuple, limit: int, reload: bool, books: tuple) -> list[dict]:
+    key = (days, limit, books)
     cached = st.session_state.get(REPLAY_KEY)
     if cached is None or cached[0] != key or reload:
         with st.spinner("Reading logged questions…"):
-            rows, note = _read(ctx, days, limit)
+            rows, note = _read(ctx, days, limit, books)
         cached = (key, rows, note)
         if not note:  # a busy database is asked again on the next run
             st.session_state[REPLAY_KEY] = cached
@@ -159,6 +193,7 @@ def replay_panel(ctx: AppContext, w: float, t: float) -> None:
                 "questions.", icon=":material/history_toggle_off:")
         return
     today = dt.datetime.now(dt.UTC).date()
+    books = book_filter(ctx.audit, s, "tuning_replay_book")  # this book's questions by default
     when, most, again = st.columns([3, 2, 1], gap="medium", vertical_alignment="bottom")
     with when:
         days = st.date_input("Asked between (UTC)", (today - dt.timedelta(days=30), today),
@@ -173,13 +208,13 @@ def replay_panel(ctx: AppContext, w: float, t: float) -> None:
     if not days:
         st.caption("Pick a date range.")
         return
-    rows = _rows(ctx, days, int(limit), reload)
+    rows = _rows(ctx, days, int(limit), reload, books)
     if not rows:
         st.info("No questions were logged in this range yet. Ask some in the chat (every answer "
                 "is logged with its candidates), or widen the range.",
                 icon=":material/inbox:")
         return
-    result = replay(rows, RetrievalSettings(w, t, s.top_k, s.candidate_pool))
+    result = replay(rows, RetrievalSettings(w, t, s.top_k, s.candidate_pool), books=books or None)
     summary = result.summary()
     st.caption(f"Each logged question re-ranked from its stored candidates (nothing embedded): "
                f"outcome under the settings it was asked with vs dense {w:.2f} · threshold "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.common.format import dash
 from pages.components.common.shared import AppContext
 from pages.components.inspector.view import candidate_table
 from pages.components.tuning.charts import risk_coverage_figure
@@ -120,13 +121,15 @@ def figures_and_margin(rec: Recommendation, current: dict[str, float],
 def calibration_table(result: SweepResult, w: float, t: float, is_recommended: bool) -> None:
     where = "the recommended point" if is_recommended else "the chosen point"
     st.markdown(f"**Retrieval reliability at {where} (dense {w:.2f} · threshold {t:.2f})**")
-    st.dataframe(calibrate(result, w, t), hide_index=True, width="stretch",
+    table = calibrate(result, w, t)
+    table["rate"] = [dash(r, "{:.0%}") for r in table["rate"]]  # "—" where none was answered
+    st.dataframe(table, hide_index=True, width="stretch",
                  key="tuning_calibration",
                  column_config={"level": "Level", "answered": st.column_config.NumberColumn(
                                     "Answered", help="In-scope questions answered"),
                                 "cites_expected": st.column_config.NumberColumn(
                                     "Cite expected", help="…whose hits cite an expected section"),
-                                "rate": st.column_config.NumberColumn("Rate", format="percent"),
+                                "rate": st.column_config.TextColumn("Rate", alignment="right"),
                                 "false_answers": st.column_config.NumberColumn(
                                     "False answers", help="Out-of-scope questions answered")})
     st.caption("Retrieval alone, before any answer is written: confidence here is 0.6 × best "

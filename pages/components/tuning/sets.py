@@ -5,7 +5,7 @@ own widget state, so an error never throws them away."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +20,7 @@ from rag.tuning.question_sets import (
     eval_dir,
     list_question_sets,
     parse_question_text,
+    read_header,
     save_question_set,
     target_path,
 )
@@ -104,9 +105,11 @@ def question_set_panel(section_refs: list[str]) -> ActiveSet | None:
     if source is None:
         return None
     name, text, path = source
-    file_error = ""
+    file_error, origin = "", {}
     try:
-        base = questions_frame(parse_question_text(text, name))
+        parsed = parse_question_text(text, name)
+        base = questions_frame(parsed)
+        origin = {row: q.from_audit for row, q in enumerate(parsed, start=1) if q.from_audit}
     except InputError as e:
         file_error = str(e)
         try:
@@ -124,9 +127,11 @@ def question_set_panel(section_refs: list[str]) -> ActiveSet | None:
         edited = _differs(table, base)
         try:
             questions, table_error = questions_from_frame(table), ""
+            # a row keeps the audit log it was labelled from (the table has no column for it)
+            questions = [replace(q, from_audit=origin.get(q.line, "")) for q in questions]
         except InputError as e:
             questions, table_error = None, str(e)
-        _save_row(folder, path, name, key, questions, table_error)
+        _save_row(folder, path, name, key, questions, table_error, read_header(text, name))
     if edited and table_error:
         errors.error(f"{table_error}  \n(Lines are the row numbers in the table below; your "
                      "edits are kept.)", icon=":material/error:")
@@ -140,7 +145,7 @@ def question_set_panel(section_refs: list[str]) -> ActiveSet | None:
 
 
 def _save_row(folder: Path, path: Path | None, name: str, key: str,
-              questions: list[Question] | None, table_error: str) -> None:
+              questions: list[Question] | None, table_error: str, header: dict) -> None:
     default = path.name if path else Path(name).name
     where, button = st.columns([3, 1], vertical_alignment="bottom")
     with where:
@@ -149,7 +154,7 @@ def _save_row(folder: Path, path: Path | None, name: str, key: str,
     with button:
         clicked = st.button("Save", icon=":material/save:", key=f"{key}_save", width="stretch")
     st.caption("Saving checks the whole set first and rewrites the file in the standard layout "
-               "(YAML comments are not kept).")
+               "(YAML comments are not kept; a generated set's provenance is).")
     if not clicked:
         return
     try:
@@ -159,7 +164,7 @@ def _save_row(folder: Path, path: Path | None, name: str, key: str,
         if out.exists() and (path is None or out.resolve() != path.resolve()):
             raise InputError(f"{out.name} already exists; pick it above to edit it, or save "
                              "under another name.")
-        save_question_set(questions, out)
+        save_question_set(questions, out, header)  # a generated set keeps its provenance
     except (InputError, OSError) as e:
         st.error(str(e), icon=":material/error:")
         return

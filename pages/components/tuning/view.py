@@ -189,6 +189,14 @@ def provenance(question_set: str, rec: Recommendation, point: tuple[float, float
             "false_answer_rate": figures.get("false_answer_rate")}
 
 
+def limit_note(rec: Recommendation, limit: float) -> str:
+    """Where the false-answer limit Apply checks against comes from."""
+    if rec.max_far is not None:
+        return f"False-answer limit: {limit:.2f}, the objective's (the slider above)."
+    return (f"False-answer limit: {limit:.2f}, the default target (the Max Recall objective "
+            "sets its own with the slider above).")
+
+
 def replay_filters(days: Sequence[dt.date]) -> AuditFilters:
     """Whole days in UTC, the end day included."""
     if not days:

@@ -1,0 +1,22 @@
+"""settings.toml read whole: parsed, and every value checked for type before any is used."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from rag.config.check import check_settings_data
+from rag.errors import ConfigError
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """The parsed file, its every value checked for type ({} when there is no file)."""
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path} is not valid TOML ({e}); fix or delete it.") from e
+    check_settings_data(data, path)
+    return data
