@@ -6,8 +6,10 @@ import streamlit as st
 from pages.components.common.format import words
 from pages.components.common.shared import app_context, require_pipeline
 from pages.components.inspector import view
+from pages.components.inspector.stages import type_caption
 from rag.errors import RagError
 from rag.retrieval.hybrid import rank_candidates
+from rag.retrieval.rerank import rerank
 
 ctx = app_context()
 require_pipeline(ctx)
@@ -34,21 +36,24 @@ if not question.strip():
     st.stop()
 try:
     pool = view.pool_for(ctx, question, chosen.a.candidate_pool)
-    a = rank_candidates(pool, chosen.a)
-    b = rank_candidates(pool, chosen.b) if chosen.b else None
+    a = rerank(rank_candidates(pool, chosen.a), pool, ctx.index)
+    b = rerank(rank_candidates(pool, chosen.b), pool, ctx.index) if chosen.b else None
 except RagError as e:
     st.error(str(e))
     st.stop()
 for notice in a.notices:
     st.warning(notice.message)
+st.caption(type_caption(ctx.settings, question))
 
 limit = st.session_state.get("insp_chart_all") and len(a.candidates) or 25
 if b is not None:
     view.compare_view(a, b, min(limit, 15) if limit == 25 else limit)
 else:
+    moved = sum(h.moved == "in" for h in a.candidates)
     st.markdown(f"**{len(a.candidates)} candidates** · {sum(h.passed for h in a.candidates)} "
                 f"pass the threshold · {len(a.hits)} in the final top-k · best blended "
-                f"{a.best_score:.3f}")
+                f"{a.best_score:.3f}" + (f" · re-ranking brought {moved} into the top-k"
+                                         if a.settings.rerank != "off" else ""))
     row = view.candidate_table(a, ctx, key="inspector_table")
     chart, reader = st.columns([1, 1], gap="large")
     with chart:

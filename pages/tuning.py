@@ -16,6 +16,7 @@ from pages.components.tuning.run import (
     outcomes_at,
 )
 from pages.components.tuning.sets import ActiveSet, display_path, question_set_panel
+from pages.components.tuning.stages import stages_panel
 from pages.components.tuning.starter import REFUSED_KEY, starter_panel
 from pages.components.tuning.view import (
     answer_figures,
@@ -96,6 +97,8 @@ def show_results(ctx: AppContext, active: ActiveSet, ev: Evaluation, set_hash: s
     if picked := results.question_outcomes(result, w, t, outcomes):
         with st.container(border=True):
             results.drill_down(ctx, picked, cached_pools(ctx)[picked], w, t)
+    st.subheader("Retrieval stages", anchor=False)
+    stages_panel(ctx, ev, active.name, set_hash, w, t)
     st.subheader("Apply", anchor=False)
     limit = FAR_LIMIT if rec.max_far is None else rec.max_far
     risks = apply_risks(chosen | (answer_figures(outcomes) if outcomes else {}), recommended,

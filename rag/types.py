@@ -144,7 +144,8 @@ class Retrieval:
 
     @property
     def best_score(self) -> float:
-        return self.candidates[0].blended if self.candidates else 0.0
+        """The best blended score (the first candidate's, unless re-ranking reordered them)."""
+        return max((h.blended for h in self.candidates), default=0.0)
 
 
 @dataclass(frozen=True)

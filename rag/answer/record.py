@@ -109,6 +109,7 @@ def to_record(response: Response) -> dict[str, Any]:
         "source_mode": meta.get("mode"), "mode_used": meta.get("mode_used"),
         "fallback_reason": meta.get("fallback_reason"),
         "clear_selection": bool(meta.get("clear_selection")),
+        "query_type": meta.get("query_type") or None,
         **_retrieval_fields(response, meta),
         **_answer_fields(response, meta, book["book_id"]),
         "validation": response.validation or {}, "notices": list({
@@ -139,6 +140,7 @@ def from_record(record: dict[str, Any]) -> Response:
         "mode_label": MODE_LABELS.get(mode_used or "", ""),
         "fallback_reason": record.get("fallback_reason"),
         "clear_selection": bool(record.get("clear_selection")),
+        "query_type": record.get("query_type") or "",
         "retrieval_query": record.get("retrieval_query", ""),
         "chunks_retrieved": record.get("chunks_retrieved_count"),
         "chunks_used": record.get("chunks_used_count"),

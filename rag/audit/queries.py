@@ -22,7 +22,7 @@ from rag.errors import InputError
 LIST_VIEW_COLUMNS = ("log_id", "timestamp", "status", "source_mode", "mode_used",
                      "confidence_score", "confidence_level", "reason_codes", "llm_provider",
                      "llm_model", "total_latency_ms", "session_id", "user_query_text",
-                     "answer_text", "book_id", "book_title")
+                     "answer_text", "book_id", "book_title", "query_type")
 EXPORT_FORMATS = ("csv", "parquet")
 STAGES = (("retrieval", "retrieval_latency_ms"), ("synthesis", "synthesis_latency_ms"),
           ("total", "total_latency_ms"))

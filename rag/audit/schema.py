@@ -37,7 +37,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("validation", "JSON"), ("notices", "JSON"),
     ("status", "VARCHAR"), ("success", "BOOLEAN"), ("error_stage", "VARCHAR"),
     ("error_message", "VARCHAR"), ("settings", "JSON"), ("app_version", "VARCHAR"),
-    ("book_id", "VARCHAR"), ("book_title", "VARCHAR"),
+    ("book_id", "VARCHAR"), ("book_title", "VARCHAR"), ("query_type", "VARCHAR"),
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 JSON_COLUMNS = tuple(name for name, kind in COLUMNS if kind == "JSON")
@@ -98,6 +98,13 @@ def m004_book(db: duckdb.DuckDBPyConnection) -> None:
     book's questions never count against another's; rows logged before stay NULL (unknown)."""
     db.execute("ALTER TABLE audit_logs ADD COLUMN book_id VARCHAR")
     db.execute("ALTER TABLE audit_logs ADD COLUMN book_title VARCHAR")
+
+
+@migration
+def m005_query_type(db: duckdb.DuckDBPyConnection) -> None:
+    """The question's type (rag.answer.query_types: factual, conceptual, comparison,
+    procedural, code, realtime) that steered its retrieval; rows logged before stay NULL."""
+    db.execute("ALTER TABLE audit_logs ADD COLUMN query_type VARCHAR")
 
 
 def applied_migrations(db: duckdb.DuckDBPyConnection) -> list[str]:

@@ -65,7 +65,8 @@ def book_sections(index: BookIndex) -> list[str]:
 
 def sweep_questions(index: BookIndex, questions: Sequence[Question], top_k: int, pool_size: int,
                     pools: Mapping[str, CandidatePool] | None = None,
-                    progress: Progress | None = None
+                    progress: Progress | None = None,
+                    signal_weights: dict[str, float] | None = None
                     ) -> tuple[SweepResult, dict[str, CandidatePool]]:
     """The sweep, retrieving only questions `pools` lacks; returns it and every pool it used."""
     known = dict(pools or {})
@@ -74,7 +75,7 @@ def sweep_questions(index: BookIndex, questions: Sequence[Question], top_k: int,
         found = candidate_pass(index, missing, pool_size, progress)
         known.update(zip([q.question for q in missing], found, strict=True))
     arrays = build_arrays(questions, [known[q.question] for q in questions], top_k,
-                          book_sections(index))
+                          book_sections(index), signal_weights)
     return run_sweep(arrays), {q.question: known[q.question] for q in questions}
 
 
@@ -158,7 +159,7 @@ def evaluate_set(index: BookIndex, settings: Settings, questions: Sequence[Quest
     """Sweep, recommend, and (with `answers`) answer every question at the active settings and
     at the recommended point. `pipeline` defaults to evaluation_pipeline(index, settings)."""
     result, used = sweep_questions(index, questions, settings.top_k, settings.candidate_pool,
-                                   pools, progress)
+                                   pools, progress, settings.retrieval.signal_weights)
     w, t = settings.w_dense, settings.threshold
     current = run_sweep(result.arrays, [w], [t]).at(w, t)  # exact even off the 0.05/0.01 grid
     rec = recommend(result, objective, max_far if objective == "max_recall_at_far" else None,

@@ -133,3 +133,27 @@ def write_gate(settings_file: Path, gate: float, embedder: str, provenance: dict
     _check_unit("Confidence gate", gate)
     return _rewrite(settings_file, embedder, provenance,
                     lambda data, spec, dated: _set_gate(spec, gate, dated))
+
+
+def write_type_points(settings_file: Path, points: dict[str, dict[str, float]], embedder: str,
+                      provenance: dict[str, Any]) -> dict[str, Any]:
+    """Set `[retrieval.types.<type>]` w_dense and threshold for each type (those not named are
+    removed: the points replace the previous set as a whole); history as write_settings keeps."""
+    for kind, point in points.items():
+        if not NAME_RE.match(kind):
+            raise ConfigError(f"Query type {kind!r} must be letters, digits, - or _.")
+        for name in ("w_dense", "threshold"):
+            _check_unit(f"{kind} {name}", float(point[name]))
+
+    def change(data: dict[str, Any], spec: dict[str, Any], dated: dict[str, Any]
+               ) -> dict[str, Any]:
+        retrieval = data.setdefault("retrieval", {})
+        previous = retrieval.get("types", {})
+        retrieval["types"] = {k: {"w_dense": round(float(p["w_dense"]), 4),
+                                  "threshold": round(float(p["threshold"]), 4)}
+                              for k, p in points.items()}
+        return {"previous_types": ", ".join(sorted(previous)) or "none",
+                "types": ", ".join(f"{k} {p['w_dense']:.2f}/{p['threshold']:.2f}"
+                                   for k, p in retrieval["types"].items()) or "none"}
+
+    return _rewrite(settings_file, embedder, provenance, change)

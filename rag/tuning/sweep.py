@@ -17,7 +17,7 @@ answers and refused out-of-scope questions.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ import pandas as pd
 from rag.answer.guardrails import check_capability
 from rag.errors import ConfigError
 from rag.index.build import BookIndex
-from rag.retrieval.hybrid import CandidatePool, check_weights, collect_candidates
+from rag.retrieval.hybrid import CandidatePool, blend_scores, collect_candidates
 from rag.tuning.metrics import count_relevant, ideal_dcg, match_mask, ndcg_by_rank
 from rag.tuning.questions import Question
 
@@ -53,6 +53,8 @@ class PoolArrays:
     top_k: int
     # Q bool: an expected entry names a section of the book (of the pools, without book_sections)
     matched: np.ndarray | None = None
+    signals: dict[str, np.ndarray] = field(default_factory=dict)  # name -> Q × C float32
+    signal_weights: dict[str, float] = field(default_factory=dict)  # blended as in blend_scores
 
     @property
     def in_scope(self) -> np.ndarray:
@@ -152,12 +154,16 @@ def candidate_pass(index: BookIndex, questions: Sequence[Question], pool_size: i
 
 
 def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], top_k: int,
-                 book_sections: Sequence[str] | None = None) -> PoolArrays:
+                 book_sections: Sequence[str] | None = None,
+                 signal_weights: dict[str, float] | None = None) -> PoolArrays:
     """Pad pools into Q × C matrices; book_sections (every `chapter#section` of the book) sizes
-    nDCG's ideal list."""
+    nDCG's ideal list; signal_weights (RetrievalSettings.signal_weights) blend the composite
+    signals in at every grid point, as rank_candidates does."""
     width = max([len(p.chunks) for p in pools], default=0)
     shape = (len(questions), max(width, 1))
     dense, bm25 = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    weights = {k: w for k, w in (signal_weights or {}).items() if w > 0}
+    signals = {name: np.zeros(shape, np.float32) for name in weights}
     slot = np.full(shape, -1, dtype=np.int64)
     masks: list[int] = []
     labels: list[str] = []
@@ -173,6 +179,8 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
             slot[qi, ci] = local[c.section_key]
         dense[qi, : len(pool.chunks)] = pool.dense
         bm25[qi, : len(pool.chunks)] = pool.bm25
+        for name, values in signals.items():
+            values[qi, : len(pool.chunks)] = pool.signal(name)
         universe = book_sections if book_sections is not None else labels
         relevant = count_relevant(q.expected_sections, universe)
         matched[qi] = relevant > 0
@@ -181,14 +189,14 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
     return PoolArrays(tuple(questions), np.array(refused, dtype=bool), slot, dense, bm25,
                       np.array(masks, dtype=np.int64), np.array(labels, dtype=object),
                       np.array([len(q.expected_sections) for q in questions]), idcg, top_k,
-                      matched)
+                      matched, signals, weights)
 
 
 def top_sections(arrays: PoolArrays, w_dense: float) -> tuple[np.ndarray, np.ndarray]:
     """Best-first section scores and slots (Q × k, padded with -inf / -1) at one weight: the
     hits rank_candidates would select at threshold 0."""
-    w_dense, w_bm25 = check_weights(float(w_dense))
-    blended = w_dense * arrays.dense + w_bm25 * arrays.bm25  # float32, as in blend_scores
+    blended = blend_scores(arrays.dense, arrays.bm25, float(w_dense), signals=arrays.signals,
+                           signal_weights=arrays.signal_weights)  # float32, as rank_candidates
     blended[arrays.slot < 0] = -np.inf
     rows = np.arange(len(arrays.questions))
     scores = np.full((len(rows), arrays.top_k), -np.inf, dtype=np.float32)

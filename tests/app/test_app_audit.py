@@ -104,3 +104,14 @@ def test_a_busy_audit_file_keeps_answers_and_shows_the_spool(
     assert any("in use by another Folio process" in w.value for w in at.warning)
     assert question in list(log_frame(at)["user_query_text"])
     assert time.monotonic() - started < 30
+
+
+def test_the_question_type_is_recorded_listed_and_filterable(asked):
+    at, question = asked
+    frame = log_frame(at)
+    assert frame.iloc[0]["query_type"] == "Conceptual"  # "Why do ...?" by the rules
+    at.text_input(key="audit_text").input(question.split("(")[1].rstrip(")")).run()
+    at.multiselect(key="audit_types").set_value(["conceptual"]).run()
+    assert list(log_frame(at)["user_query_text"]) == [question]
+    at.multiselect(key="audit_types").set_value(["factual"]).run()
+    assert any("No questions match" in i.value for i in at.info)

@@ -168,3 +168,39 @@ def test_the_text_view_and_reasons_are_words_not_raw_codes(sample_settings, samp
     captions = [c.value for c in at.caption if c.value.startswith(("Defaults", "dense"))]
     assert len(captions) == 2 and "beyond top-k" in captions[1]
     assert not [w for c in captions for w in c.split("`")[0].split() if "_" in w], captions
+
+
+def test_term_match_and_reranking_show_as_their_own_columns(inspector, sample_settings,
+                                                            sample_index):
+    """The signal and re-rank columns hold exactly rag's numbers, and the blended score is the
+    sum of the parts the chart stacks."""
+    inspector.slider(key="insp_terms").set_value(0.2).run()
+    inspector.selectbox(key="insp_rerank").set_value("offline").run()
+    assert not inspector.exception, inspector.exception
+    from rag.retrieval.rerank import rerank
+
+    s = dataclasses.replace(sample_settings.retrieval, w_terms=0.2, rerank="offline")
+    pool = collect_candidates(sample_index, QUESTION, s.candidate_pool)
+    want = rerank(rank_candidates(pool, s), pool, sample_index)
+    table = inspector.dataframe[0].value
+    assert_table_matches(table, want)
+    for row, hit in zip(table.to_dict("records"), want.candidates, strict=True):
+        assert row["terms"] == pytest.approx(hit.terms, abs=1e-6)
+        shown = (1 - 0.2) * (s.w_dense * hit.dense + s.w_bm25 * hit.bm25) + 0.2 * hit.terms
+        assert row["blended"] == pytest.approx(shown, abs=1e-5)
+        if hit.rerank is None:
+            assert row["rerank"] != row["rerank"] or row["rerank"] is None  # NaN / empty
+        else:
+            assert row["rerank"] == pytest.approx(hit.rerank, abs=1e-6)
+            assert row["rank_before"] == hit.rank_before
+    assert any(h.rerank is not None for h in want.candidates)
+    assert "Question type: **Conceptual** (rules)" in " ".join(c.value
+                                                               for c in inspector.caption)
+
+
+def test_reset_brings_the_stage_controls_back(inspector, sample_settings):
+    inspector.slider(key="insp_terms").set_value(0.5).run()
+    inspector.selectbox(key="insp_rerank").set_value("offline").run()
+    next(b for b in inspector.button if b.label == "Reset to active settings").click().run()
+    assert inspector.slider(key="insp_terms").value == sample_settings.w_terms
+    assert inspector.selectbox(key="insp_rerank").value == sample_settings.rerank

@@ -107,7 +107,8 @@ def direct(sample_settings, sample_index):
     questions = load_questions(SAMPLE_QUESTIONS)
     pools = candidate_pass(sample_index, questions, s.candidate_pool)
     sections = sorted({c.section_ref for c in sample_index.chunks})
-    result = run_sweep(build_arrays(questions, pools, s.top_k, sections))
+    result = run_sweep(build_arrays(questions, pools, s.top_k, sections,
+                                    s.retrieval.signal_weights))
     return s, result, dict(zip([q.question for q in questions], pools, strict=True))
 
 
@@ -185,6 +186,31 @@ def move_to(at, w: float, t: float) -> None:
 
 def confirmation(at) -> str:
     return next((w.value for w in at.warning if "makes this worse" in w.value), "")
+
+
+def test_stages_on_and_off_are_rags_and_per_type_points_need_a_gain(swept, direct,
+                                                                     sample_index):
+    at, _ = swept
+    s, result, pools = direct
+    from rag.tuning.per_type import cross_validate
+    from rag.tuning.stages import stage_comparison
+
+    table = frame_with(at, "variant", "hit_at_k", "false_answer_rate")
+    rec = recommend(result, "max_f1", current=(s.w_dense, s.threshold))
+    questions = load_questions(SAMPLE_QUESTIONS)
+    point = RetrievalSettings(rec.w_dense, rec.threshold, s.top_k, s.candidate_pool,
+                              w_terms=s.w_terms, rerank=s.rerank)
+    want = stage_comparison(sample_index, questions, pools, point,
+                            sorted({c.section_ref for c in sample_index.chunks}))
+    assert [r["hit_at_k"] for r in want] == list(table["hit_at_k"])
+    assert [r["f1"] for r in want] == list(table["f1"])
+    assert list(table["variant"])[0] == "As set"
+    next(b for b in at.button if b.key == "tuning_types_check").click().run()
+    assert not at.exception, at.exception
+    report = cross_validate(questions, [pools[q.question] for q in questions], s.top_k)
+    shown = " ".join(m.value for m in [*at.success, *at.info])
+    assert f"{report.per_type_f1:.3f}" in shown and f"{report.single_f1:.3f}" in shown
+    assert any(b.key == "tuning_types_apply" for b in at.button) == report.adopt
 
 
 def test_applying_a_worse_point_asks_first_and_cancel_writes_nothing(swept, direct):

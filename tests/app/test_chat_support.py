@@ -370,3 +370,13 @@ def test_quoted_units_are_listed_with_their_probability():
     frame = quote_frame(["First unit.", "Second unit."], [0.61, 0.2])
     assert list(frame.columns) == ["#", "quoted unit", "probability"]
     assert frame.loc[0, "quoted unit"] == "First unit." and frame.loc[1, "probability"] == 0.2
+
+
+def test_why_this_answer_shows_a_signal_or_rerank_only_once_it_counted():
+    entry = history_record(make_response())
+    plain = turn_hits_frame(entry["chunks_returned"])
+    assert {"term match", "re-rank", "authority", "recency"}.isdisjoint(plain.columns)
+    hits = [{**entry["chunks_returned"][0], "terms": 0.62, "rerank": 0.71, "rank_before": 3}]
+    shown = turn_hits_frame(hits)
+    assert shown.loc[0, "term match"] == 0.62 and shown.loc[0, "re-rank"] == 0.71
+    assert "authority" not in shown.columns

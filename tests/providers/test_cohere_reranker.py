@@ -80,7 +80,7 @@ def test_a_slow_service_gives_up_inside_the_deadline(server: CohereServer) -> No
 
 def test_search_book_reranks_with_cohere(server: CohereServer, sample_index, sample_settings,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(rerank_module._COHERE, "cohere", make(server.url))
+    monkeypatch.setitem(rerank_module._COHERE, "rerank-v3.5", make(server.url))
     base = sample_settings.retrieval
     plain = search_book(sample_index, KALMAN, base)
     reranked = search_book(sample_index, KALMAN, dataclasses.replace(base, rerank="cohere"))
@@ -97,7 +97,8 @@ def test_search_book_reranks_with_cohere(server: CohereServer, sample_index, sam
 def test_cohere_failure_keeps_the_hybrid_order_with_a_notice(
         server: CohereServer, sample_index, sample_settings,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(rerank_module._COHERE, "cohere", make(server.url, max_retries=0))
+    monkeypatch.setitem(rerank_module._COHERE, "rerank-v3.5",
+                        make(server.url, max_retries=0))
     server.plan(status=503)
     base = sample_settings.retrieval
     plain = search_book(sample_index, KALMAN, base)

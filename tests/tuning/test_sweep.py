@@ -92,6 +92,20 @@ def test_sweep_equals_brute_force_rank_candidates(sample_index, sample_pools):
             assert got[theirs] == pytest.approx(np.mean([s[ours] for s in scored]), abs=1e-4)
 
 
+@pytest.mark.parametrize("w_terms", [0.1, 0.3])
+def test_sweep_with_term_match_equals_rank_candidates(sample_index, sample_pools, w_terms):
+    """The composite signals are blended in at every grid point exactly as the app does."""
+    questions, pools = sample_pools
+    result = run_sweep(build_arrays(questions, pools, 5, signal_weights={"terms": w_terms}))
+    for w, t in ((0.95, 0.33), (0.5, 0.2), (1.0, 0.45)):
+        table = result.question_table(w, t)
+        for i, p in enumerate(pools):
+            hits = rank_candidates(p, RetrievalSettings(w, t, 5, w_terms=w_terms)).hits
+            assert table["selected"][i] == ", ".join(h.chunk.section_ref for h in hits)
+    plain = run_sweep(build_arrays(questions, pools, 5))
+    assert not np.array_equal(plain.scores, result.scores)
+
+
 def test_sweep_covers_the_whole_grid_for_every_question(sample_index, sample_pools):
     """Its speed is measured in bench/tuning.py, not asserted here."""
     questions, pools = sample_pools

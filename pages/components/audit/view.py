@@ -14,6 +14,7 @@ import streamlit as st
 from pages.components.common.book_scope import book_filter, book_label
 from pages.components.common.tables import build_filters, kpi_values
 from rag.answer.guardrails import REASON_CODES
+from rag.answer.query_types import QUERY_TYPES, TYPE_LABELS
 from rag.audit.filters import STATUSES, AuditFilters
 from rag.config import Settings
 from rag.errors import AuditError
@@ -26,6 +27,9 @@ LIST_CONFIG = {
     "user_query_text": st.column_config.TextColumn("Question", width=250),
     "book": st.column_config.TextColumn("Book", width=130),
     "status": st.column_config.TextColumn("Status", width=66),
+    "query_type": st.column_config.TextColumn("Type", width=90,
+                                              help="The question's type, which steered its "
+                                                   "retrieval."),
     "mode_used": st.column_config.TextColumn("Mode used", width=100),
     "confidence_score": st.column_config.ProgressColumn("Confidence", format="%.2f",
                                                         min_value=0.0, max_value=1.0, width=100),
@@ -57,10 +61,13 @@ def filters(reader, settings: Settings) -> AuditFilters:
                                      persist_state="session", placeholder="Any or none")
         text = row[3].text_input("Search questions and answers", key="audit_text",
                                  persist_state="session", placeholder="e.g. encoder")
+        types = row[0].multiselect("Question type", QUERY_TYPES, key="audit_types",
+                                   format_func=TYPE_LABELS.get, persist_state="session",
+                                   placeholder="All types")
     days = tuple(days) if isinstance(days, (tuple, list)) else (days,)
     chosen = build_filters(days if days else None, modes, statuses, confidence, reasons,
                            providers, text)
-    return dataclasses.replace(chosen, books=books)
+    return dataclasses.replace(chosen, books=books, query_types=tuple(types))
 
 
 def kpis(reader, f: AuditFilters) -> int:
@@ -91,6 +98,8 @@ def log_table(reader, f: AuditFilters, total: int) -> str | None:
     frame = reader.query_logs(f, limit=size, offset=first)
     frame["book"] = [book_label(i, t) for i, t in zip(frame["book_id"], frame["book_title"],
                                                       strict=True)]
+    frame["query_type"] = [TYPE_LABELS.get(t, "") if isinstance(t, str) else ""
+                           for t in frame["query_type"]]
     event = st.dataframe(frame, key="audit_table", hide_index=True, width="stretch",
                          column_order=list(LIST_CONFIG), column_config=LIST_CONFIG,
                          on_select="rerun", selection_mode="single-row")

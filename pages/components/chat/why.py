@@ -9,6 +9,7 @@ from pages.components.common.format import markdown_html
 from pages.components.common.shared import app_context
 from pages.components.common.tables import cited_numbers, hit_name, quote_frame, turn_hits_frame
 from rag.answer.guardrails import reason_label
+from rag.answer.query_types import TYPE_LABELS
 
 INSPECT_KEY = "inspector_question"
 SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
@@ -19,7 +20,14 @@ HITS_CONFIG = {
         "Cited", width=70, help="Whether the answer cites this excerpt, and as which source."),
     "dense": st.column_config.NumberColumn("Dense", format="%.3f", width=64),
     "BM25": st.column_config.NumberColumn("BM25", format="%.3f", width=64),
+    "term match": st.column_config.NumberColumn(
+        "Term match", format="%.3f", width=74,
+        help="Share of the question's terms in the excerpt, a composite signal of the blend."),
+    "authority": st.column_config.NumberColumn("Authority", format="%.2f", width=68),
+    "recency": st.column_config.NumberColumn("Recency", format="%.2f", width=64),
     "blended": st.column_config.NumberColumn("Blended", format="%.3f", width=68),
+    "re-rank": st.column_config.NumberColumn("Re-rank", format="%.3f", width=66,
+                                             help="The re-ranker's score, when re-ranking ran."),
     "text": st.column_config.TextColumn("Text (start)", width="large"),
 }
 TEXT_STYLE = ("border-left:3px solid #dfe3e8;padding:0.3rem 0.8rem;margin:0.3rem 0 0.6rem;"
@@ -67,6 +75,9 @@ def why_panel(turn: dict) -> None:
         rewritten = query.strip() != question.strip()
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}"
                     + (" *(the question read in its conversation)*" if rewritten else ""))
+        kind = turn.get("query_type") or ""
+        if kind in TYPE_LABELS:
+            st.caption(f"Question type: {TYPE_LABELS[kind]} — it chose the retrieval settings.")
         quotes, supports = turn.get("answer_quotes") or [], turn.get("answer_supports") or []
         if quotes and len(supports) == len(quotes):
             st.markdown("**Quoted from the book** (the model's probability that each unit holds "

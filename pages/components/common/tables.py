@@ -18,7 +18,9 @@ from rag.audit.filters import AuditFilters
 from rag.types import Chunk, Retrieval
 
 CANDIDATE_COLUMNS = ("rank", "section", "chapter", "link", "stable", "dense", "bm25_raw", "bm25",
-                     "blended", "passed", "selected", "reason", "chunk_id")
+                     "terms", "authority", "recency", "blended", "rerank", "rank_before",
+                     "moved", "passed", "selected", "reason", "chunk_id")
+MOVED_TEXT = {"in": "into top-k", "out": "out of top-k", "": ""}
 REASON_TEXT = {"below_threshold": "below threshold", "duplicate_section": "duplicate section",
                "beyond_top_k": "beyond top-k", "": ""}
 EXCERPT_CHARS = 140
@@ -49,8 +51,10 @@ def candidates_frame(retrieval: Retrieval, template: str, base_url: str) -> pd.D
         "chapter": h.chunk.chapter_title if h.chunk.source == "book" else "",
         "link": _link(build_url(template, base_url, h.chunk), h.chunk, base_url) or None,
         "stable": h.chunk.stable and bool(h.chunk.section_id), "dense": h.dense,
-        "bm25_raw": h.bm25_raw, "bm25": h.bm25, "blended": h.blended, "passed": h.passed,
-        "selected": h.selected, "reason": reason_text(h.reason),
+        "bm25_raw": h.bm25_raw, "bm25": h.bm25, "terms": h.terms, "authority": h.authority,
+        "recency": h.recency, "blended": h.blended, "rerank": h.rerank,
+        "rank_before": h.rank_before, "moved": MOVED_TEXT.get(h.moved, h.moved),
+        "passed": h.passed, "selected": h.selected, "reason": reason_text(h.reason),
         "chunk_id": h.chunk.chunk_id,
     } for h in retrieval.candidates]
     return pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
@@ -60,17 +64,28 @@ def _short(text: str, limit: int = 48) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+SIGNAL_PARTS = ("terms", "authority", "recency")
+
+
 def contributions_frame(retrieval: Retrieval, limit: int | None = None) -> pd.DataFrame:
-    """The weighted dense and BM25 parts of each candidate's blended score (best first)."""
-    w_dense, w_bm25 = retrieval.settings.w_dense, retrieval.settings.w_bm25
+    """The weighted parts of each candidate's blended score (best first), which add up to it:
+    (1 - signal weights) x (dense weight x dense, BM25 weight x BM25), then each composite
+    signal x its weight."""
+    s = retrieval.settings
+    weights = s.signal_weights
+    share = 1.0 - sum(weights.values())
     hits = retrieval.candidates[:limit] if limit else retrieval.candidates
     return pd.DataFrame([{
         "label": _short(f"#{h.rank} {section_label(h.chunk, with_chapter=False)}"),
         "rank": h.rank,
-        "dense_part": round(w_dense * h.dense, 6), "bm25_part": round(w_bm25 * h.bm25, 6),
+        "dense_part": round(share * s.w_dense * h.dense, 6),
+        "bm25_part": round(share * s.w_bm25 * h.bm25, 6),
+        **{f"{name}_part": round(weights.get(name, 0.0) * getattr(h, name), 6)
+           for name in SIGNAL_PARTS},
         "blended": h.blended,
         "status": "in top-k" if h.selected else ("passed" if h.passed else "below threshold"),
-    } for h in hits], columns=["label", "rank", "dense_part", "bm25_part", "blended", "status"])
+    } for h in hits], columns=["label", "rank", "dense_part", "bm25_part",
+                               *(f"{n}_part" for n in SIGNAL_PARTS), "blended", "status"])
 
 
 def _change(rank_a: int | None, rank_b: int | None, top_a: bool, top_b: bool) -> str:
@@ -140,10 +155,17 @@ def turn_hits_frame(hits: Sequence[dict], citations: Sequence[dict] = (),
         numbers = cited_numbers(h, citations)
         rows.append({"#": i, "section": hit_name(h),
                      "cited": "yes " + ", ".join(f"[{n}]" for n in numbers) if numbers else "no",
-                     "dense": h.get("dense"), "BM25": h.get("bm25"), "blended": h.get("blended"),
+                     "dense": h.get("dense"), "BM25": h.get("bm25"),
+                     "term match": h.get("terms"), "authority": h.get("authority"),
+                     "recency": h.get("recency"), "blended": h.get("blended"),
+                     "re-rank": h.get("rerank"),
                      "text": excerpt(texts.get(h.get("chunk_id", ""), ""))})
-    return pd.DataFrame(rows, columns=["#", "section", "cited", "dense", "BM25", "blended",
-                                       "text"])
+    frame = pd.DataFrame(rows, columns=["#", "section", "cited", "dense", "BM25", "term match",
+                                        "authority", "recency", "blended", "re-rank", "text"])
+    # a component shows once it counted for some hit (old records have none of them)
+    empty = [c for c in ("term match", "authority", "recency", "re-rank")
+             if not frame[c].fillna(0).astype(float).any()]
+    return frame.drop(columns=empty)
 
 
 # -- audit explorer -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pages.components.common.tables import (
     rank_changes,
     reason_text,
 )
+from pages.components.inspector.stages import stage_controls, stage_defaults
 from rag.config import Settings
 from rag.retrieval.hybrid import CandidatePool, collect_candidates
 from rag.types import Retrieval, RetrievalSettings
@@ -35,7 +36,16 @@ TABLE_CONFIG = {
     "bm25_raw": st.column_config.NumberColumn("BM25 raw", format="%.2f", width=74),
     "bm25": st.column_config.NumberColumn("BM25", format="%.3f", width=62,
                                           help="BM25 divided by the book's best for the query."),
+    "terms": st.column_config.NumberColumn("Term match", format="%.3f", width=74,
+                                           help="Share of the question's terms in the chunk."),
+    "authority": st.column_config.NumberColumn("Authority", format="%.2f", width=68),
+    "recency": st.column_config.NumberColumn("Recency", format="%.2f", width=64),
     "blended": st.column_config.NumberColumn("Blended", format="%.3f", width=68),
+    "rerank": st.column_config.NumberColumn("Re-rank", format="%.3f", width=66,
+                                            help="The re-ranker's score (empty: not re-scored)."),
+    "moved": st.column_config.TextColumn("Re-rank moved", width=96,
+                                         help="Whether re-ranking moved the chunk across the "
+                                              "top-k cut."),
     "passed": st.column_config.CheckboxColumn("Passed", width=58),
     "selected": st.column_config.CheckboxColumn("Top-k", width=54),
     "reason": st.column_config.TextColumn("Excluded because", width=130),
@@ -45,6 +55,21 @@ TABLE_CONFIG = {
 }
 TABLE_COLUMNS = ["rank", "section", "link", "stable", "dense", "bm25_raw", "bm25", "blended",
                  "passed", "selected", "reason", "chapter"]
+SIGNAL_COLUMNS = {"terms": "w_terms", "authority": "w_authority", "recency": "w_recency"}
+RERANK_COLUMNS = ["rerank", "rank_before", "moved"]
+
+
+def table_columns(settings: RetrievalSettings) -> list[str]:
+    """The table's columns: a signal's column once its weight counts, re-rank columns when
+    re-ranking is on (each beside the scores it changes)."""
+    columns = list(TABLE_COLUMNS)
+    at = columns.index("blended")
+    signals = [c for c, w in SIGNAL_COLUMNS.items() if c == "terms" or getattr(settings, w) > 0]
+    columns[at:at] = signals
+    if settings.rerank != "off":
+        at = columns.index("blended") + 1
+        columns[at:at] = RERANK_COLUMNS
+    return columns
 
 
 @dataclass(frozen=True)
@@ -65,11 +90,11 @@ def pool_for(ctx: AppContext, question: str, pool_size: int) -> CandidatePool:
                        pool_size, ctx)
 
 
-def control_defaults(s: Settings) -> dict[str, float | int]:
+def control_defaults(s: Settings) -> dict[str, float | int | str]:
     """Each control's value under the active settings, by widget key."""
     return {"insp_w": s.w_dense, "insp_t": s.threshold, "insp_k": min(s.top_k, 20),
             "insp_pool": s.candidate_pool, "insp_w_b": round(max(0.0, s.w_dense - 0.35), 2),
-            "insp_t_b": s.threshold}
+            "insp_t_b": s.threshold, **stage_defaults(s)}
 
 
 def reset_controls(settings: Settings) -> None:
@@ -106,7 +131,8 @@ def controls(ctx: AppContext, compare: bool) -> Controls:
     """Sliders defaulting to the active settings; in compare mode a second weight/threshold.
     When the active settings change (a tuning Apply), the sliders move to the new values."""
     s = ctx.settings
-    active = (s.w_dense, s.threshold, s.top_k, s.candidate_pool)
+    active = (s.w_dense, s.threshold, s.top_k, s.candidate_pool, s.w_terms, s.w_authority,
+              s.w_recency, s.rerank, s.rerank_weight, s.rerank_depth)
     if st.session_state.get(DEFAULTS_KEY, active) != active:
         reset_controls(s)
     st.session_state[DEFAULTS_KEY] = active
@@ -131,15 +157,19 @@ def controls(ctx: AppContext, compare: bool) -> Controls:
                                 key="insp_pool", persist_state="session",
                                 help="Top-N by dense ∪ top-N by BM25. Changing it searches "
                                      "again; every other control only re-ranks.")
-    a = RetrievalSettings(w, t, k, pool)
-    return Controls(a, RetrievalSettings(wb, tb, k, pool) if compare else None)
+    stages = stage_controls(s, ctx.index)
+    a = RetrievalSettings(w, t, k, pool, **stages)
+    return Controls(a, RetrievalSettings(wb, tb, k, pool, **stages) if compare else None)
 
 
 def candidate_table(retrieval: Retrieval, ctx: AppContext, key: str) -> int | None:
     """The sortable table of every candidate; returns the selected row (position) if any."""
     frame = candidates_frame(retrieval, ctx.settings.url_template, ctx.settings.base_url)
     event = st.dataframe(frame, key=key, hide_index=True, width="stretch", height=380,
-                         column_order=TABLE_COLUMNS, column_config=TABLE_CONFIG,
+                         column_order=table_columns(retrieval.settings),
+                         column_config={**TABLE_CONFIG, "rank_before": st.column_config.
+                                        NumberColumn("Rank before re-rank", width=80)}
+                         if retrieval.settings.rerank != "off" else TABLE_CONFIG,
                          on_select="rerun", selection_mode="single-row")
     rows = list(event.selection.rows) if event and event.selection else []
     return rows[0] if rows else None
@@ -149,8 +179,12 @@ def contribution_chart(retrieval: Retrieval, limit: int, title: str = "") -> go.
     frame = contributions_frame(retrieval, limit).iloc[::-1]  # best at the top
     opacity = [1.0 if s == "in top-k" else 0.45 for s in frame["status"]]
     fig = go.Figure()
-    for column, name, color in (("dense_part", "dense × weight", DENSE_COLOR),
-                                ("bm25_part", "BM25 × weight", BM25_COLOR)):
+    parts = [("dense_part", "dense × weight", DENSE_COLOR),
+             ("bm25_part", "BM25 × weight", BM25_COLOR)]
+    parts += [(f"{name}_part", f"{label} × weight", color) for name, label, color in (
+        ("terms", "term match", "#4a9d6e"), ("authority", "authority", "#8e6bb8"),
+        ("recency", "recency", "#7f8c8d")) if frame[f"{name}_part"].any()]
+    for column, name, color in parts:
         fig.add_bar(y=frame["label"], x=frame[column], name=name, orientation="h",
                     marker={"color": color, "opacity": opacity},
                     customdata=frame[["blended", "status"]],
@@ -177,8 +211,13 @@ def chunk_reader(retrieval: Retrieval, row: int | None, question: str) -> None:
     where = "Selected row" if row is not None else "Top candidate (select a row to read another)"
     st.markdown(f"**{where}: #{hit.rank} {c.chapter_title} › {c.section_title}**")
     status = "in top-k" if hit.selected else reason_text(hit.reason) or "passed"
-    st.caption(f"dense {hit.dense:.3f} · BM25 {hit.bm25:.3f} (raw {hit.bm25_raw:.2f}) · blended "
-               f"{hit.blended:.3f} · {status} · {c.token_count} tokens · "
+    extra = "".join(f" · {label} {getattr(hit, name):.3f}" for name, label in (
+        ("terms", "term match"), ("authority", "authority"), ("recency", "recency"))
+        if name == "terms" or getattr(hit, name))
+    if hit.rerank is not None:
+        extra += f" · re-rank {hit.rerank:.3f} (rank before {hit.rank_before})"
+    st.caption(f"dense {hit.dense:.3f} · BM25 {hit.bm25:.3f} (raw {hit.bm25_raw:.2f}){extra} · "
+               f"blended {hit.blended:.3f} · {status} · {c.token_count} tokens · "
                f"`{c.chapter_id}#{c.section_id}`"
                + ("" if c.stable else " · no stable ID"))
     st.markdown('<div class="folio-chunk" style="border:1px solid #dfe3e8;border-radius:6px;'
