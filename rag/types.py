@@ -30,6 +30,8 @@ class Section:
     source_path: str  # relative to the book folder
     has_code: bool = False
     page_end: int | None = None  # a PDF section's last page (page is its first); None: unknown
+    authority: float | None = None  # chapter frontmatter `authority` (0-1), a composite signal
+    last_updated: str | None = None  # chapter frontmatter `last_updated` (ISO date)
 
     @property
     def key(self) -> str:
@@ -54,6 +56,8 @@ class Chunk:
     source: str = "book"  # "book" or "selection"
     source_path: str = ""
     page_end: int | None = None  # the last page the chunk's text is on (PDF books)
+    authority: float | None = None  # from its chapter's frontmatter (see Section)
+    last_updated: str | None = None
 
     @property
     def section_key(self) -> str:

@@ -188,7 +188,8 @@ def chunk_section(section: Section, book_id: str, settings: ChunkerSettings,
             chapter_title=section.chapter_title, heading_path=path,
             stable=section.stable, page=page, page_end=page_end, ordinal=ordinal,
             token_count=count([embed_text_for(path, text)])[0],
-            has_code=any(FENCE_RE.match(u[0]) for u in group), source_path=section.source_path))
+            has_code=any(FENCE_RE.match(u[0]) for u in group), source_path=section.source_path,
+            authority=section.authority, last_updated=section.last_updated))
     return chunks
 
 

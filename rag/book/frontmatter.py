@@ -8,6 +8,7 @@ capped while the document is parsed, before anything is built from it.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import yaml
@@ -110,3 +111,25 @@ def load_frontmatter(front: str, first_line: int) -> dict:
             raise InputError(f"malformed frontmatter: `{key}` must be a single value, not a "
                              f"{type(meta[key]).__name__}")
     return meta
+
+
+def chapter_signals(meta: dict) -> tuple[dict, list[str]]:
+    """The composite-signal fields a chapter's frontmatter may set, checked: `authority` a number
+    from 0 to 1, `last_updated` a date (YAML date or ISO text). Returns the Section fields and,
+    for a value that is not usable, why it was ignored."""
+    out: dict = {"authority": None, "last_updated": None}
+    problems: list[str] = []
+    authority = meta.get("authority")
+    if authority is not None:
+        if isinstance(authority, (int, float)) and not isinstance(authority, bool) \
+                and 0 <= authority <= 1:
+            out["authority"] = float(authority)
+        else:
+            problems.append(f"authority {authority!r} is not a number from 0 to 1; ignored")
+    updated = meta.get("last_updated")
+    if updated is not None:
+        try:
+            out["last_updated"] = date.fromisoformat(str(updated)[:10]).isoformat()
+        except ValueError:
+            problems.append(f"last_updated {updated!r} is not a date (YYYY-MM-DD); ignored")
+    return out, problems

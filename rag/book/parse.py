@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag.book.frontmatter import load_frontmatter
+from rag.book.frontmatter import chapter_signals, load_frontmatter
 from rag.book.pdf import PDF_READER_VERSION, read_pdf
 from rag.book.slugs import slugify, unique_slug
 from rag.errors import InputError
@@ -32,6 +32,7 @@ class BookReport:
     unstable_files: list[str] = field(default_factory=list)
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # frontmatter values that were ignored
 
 
 @dataclass
@@ -107,6 +108,8 @@ def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: d
     first_line is the file line the body starts on, so reports name lines an author can find.
     """
     page = meta.get("page") if isinstance(meta.get("page"), int) else None
+    signals, problems = chapter_signals(meta)
+    report.notes.extend(f"{rel.as_posix()}: {problem}" for problem in problems)
     chapter_title = str(meta.get("title") or chapter_id.replace("-", " ").title())
     lines = clean_body(text, mdx=rel.suffix == ".mdx")
     current = {"id": "", "title": chapter_title, "path": (chapter_title,), "stable": True,
@@ -126,7 +129,7 @@ def parse_chapter(text: str, rel: Path, module_id: str, chapter_id: str, meta: d
             module_id=module_id, chapter_id=chapter_id, section_id=current["id"],
             title=current["title"], chapter_title=chapter_title, heading_path=current["path"],
             stable=current["stable"], text=body, page=page, source_path=rel.as_posix(),
-            has_code=any(code for _, code in buffer)))
+            has_code=any(code for _, code in buffer), **signals))
 
     for number, (line, is_code) in enumerate(lines, start=first_line):
         match = None if is_code else HEADING_RE.match(line)

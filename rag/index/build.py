@@ -40,6 +40,7 @@ class IngestSummary:
     duplicates: list[str]
     seconds: float
     rebuilt: bool = False
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -173,7 +174,8 @@ def sync_index(book_dir: Path, index_dir: Path, embedder: Embedder, store: Vecto
         embedded=result.embedded, reused=result.chunks - result.embedded,
         removed=result.removed, unstable_ids=r.unstable_ids, unstable_files=r.unstable_files,
         skipped_files=r.skipped_files, duplicates=r.duplicates,
-        seconds=round(time.perf_counter() - started, 3), rebuilt=result.rebuilt)
+        seconds=round(time.perf_counter() - started, 3), rebuilt=result.rebuilt,
+        notes=list(r.notes))
 
 
 def sync_sections(sections: list[Section], book_id: str, content_hash: str, index_dir: Path,
