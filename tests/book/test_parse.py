@@ -1,7 +1,7 @@
 """Book parsing against golden files: stable IDs, duplicates, MDX clean-up, malformed files.
 
 Regenerate the expected JSON after an intended change with
-    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_ingest.py
+    UPDATE_GOLDEN=1 .venv/bin/pytest tests/book/test_parse.py
 and review the diff before committing it.
 """
 
