@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from rag.answer.query_types import QUERY_TYPES
 from rag.audit.queries import AuditReader
 from rag.audit.store import (
     STATUSES,
@@ -28,6 +29,7 @@ from rag.audit.store import (
 )
 from rag.commands.common import print_json
 from rag.config import load_settings
+from rag.config.identity import book_id_for
 from rag.errors import AuditError, InputError
 
 LOCK_WAIT_S = 3.0  # a running app releases the file after ~2 s idle
@@ -47,6 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     filters.add_argument("--until", type=_day, metavar="YYYY-MM-DD", help="before this day (UTC)")
     filters.add_argument("--text", default="", help="words in the question or the answer")
     filters.add_argument("--archive", action="store_true", help="include archived months")
+    filters.add_argument("--book", metavar="DIR|ID|all", default=None,
+                         help="only this book's questions: a book folder or id, or 'all' "
+                              "(default: the current book, RAG_BOOK or data/book)")
+    filters.add_argument("--type", action="append", choices=QUERY_TYPES, dest="query_types",
+                         help="only questions of this type (repeatable)")
     audit = sub.add_parser("audit", help="browse, export and maintain the audit log")
     actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
 
@@ -69,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--older-than", type=int, default=365, metavar="DAYS", dest="days")
     action("archive", run_archive, "move rows older than DAYS to monthly Parquet").add_argument(
         "--older-than", type=int, default=90, metavar="DAYS", dest="days")
-    sql = action("sql", run_sql, "read-only SQL over audit_logs, audit_archive, audit_all")
+    sql = action("sql", run_sql, "read-only SQL over book_logs (the current book), "
+                 "audit_logs, audit_archive, audit_all")
     sql.add_argument("query")
     sql.add_argument("--max-rows", type=int, default=200)
     sql.add_argument("--json", action="store_true")
@@ -87,10 +95,21 @@ def _db_path(args: argparse.Namespace) -> Path:
     return args.db or load_settings().audit_db
 
 
+def _book_ids(args: argparse.Namespace) -> tuple[str, ...]:
+    """--book as filter values: () for all, else the id of a folder or the id given."""
+    chosen = getattr(args, "book", None)
+    if chosen == "all":
+        return ()
+    if chosen is None:
+        return (load_settings().book_id,)
+    return (book_id_for(Path(chosen)) if Path(chosen).is_dir() else chosen,)
+
+
 def _filters(args: argparse.Namespace) -> AuditFilters:
     return AuditFilters(start=getattr(args, "since", None), end=getattr(args, "until", None),
                         statuses=tuple(getattr(args, "status", None) or ()),
-                        text=getattr(args, "text", "") or "")
+                        text=getattr(args, "text", "") or "", books=_book_ids(args),
+                        query_types=tuple(getattr(args, "query_types", None) or ()))
 
 
 @contextmanager
@@ -186,7 +205,8 @@ def run_archive(args: argparse.Namespace) -> int:
 
 def run_sql(args: argparse.Namespace) -> int:
     with _store(args) as store:
-        df = store.run_console_query(args.query, max_rows=args.max_rows)
+        df = store.run_console_query(args.query, max_rows=args.max_rows,
+                                     book_id=load_settings().book_id)
     if args.json:
         print_json(_records(df))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -13,15 +14,43 @@ from rag.audit.store import AuditStore
 from tests.builders import make_response
 
 
+def of_book(response, book_id: str = "book"):
+    """The response as asked of a book (the sample book's id is its folder name, "book")."""
+    return dataclasses.replace(response, settings={**response.settings, "book_id": book_id,
+                                                   "book_title": book_id.title()},
+                               metadata={**response.metadata, "query_type": "factual"})
+
+
 @pytest.fixture()
-def db(tmp_path):
+def db(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAG_BOOK", raising=False)  # the current book is the sample book
     db = tmp_path / "audit.duckdb"
     with AuditStore(db) as store:
         old = datetime.now(UTC) - timedelta(days=120)
-        store.record(make_response("an old question", timestamp=old))
-        store.record(make_response("how is it scored?"))
-        store.record(make_response("off topic?", status="refused", reason_codes=("off_topic",)))
+        store.record(of_book(make_response("an old question", timestamp=old)))
+        store.record(of_book(make_response("how is it scored?")))
+        store.record(of_book(make_response("off topic?", status="refused",
+                                           reason_codes=("off_topic",))))
     return db
+
+
+def test_another_books_questions_are_left_out_unless_asked_for(db, capsys):
+    with AuditStore(db) as store:
+        store.record(of_book(make_response("a question about another book"), "other-book"))
+        store.record(make_response("logged before books were recorded"))
+    code, out, _ = run(capsys, "audit", "stats", "--json", "--db", str(db))
+    assert code == 0 and json.loads(out)["total"] == 3
+    code, out, _ = run(capsys, "audit", "list", "--json", "--book", "other-book", "--db",
+                       str(db))
+    assert [e["user_query_text"] for e in json.loads(out)] == ["a question about another book"]
+    code, out, _ = run(capsys, "audit", "stats", "--json", "--book", "all", "--db", str(db))
+    assert json.loads(out)["total"] == 5
+    code, out, _ = run(capsys, "audit", "list", "--json", "--type", "conceptual", "--db",
+                       str(db))
+    assert json.loads(out) == []
+    code, out, _ = run(capsys, "audit", "sql", "--json", "--db", str(db),
+                       "SELECT count(*) AS n FROM book_logs")
+    assert code == 0 and json.loads(out) == [{"n": 3}]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -106,5 +135,5 @@ def test_flush_imports_what_is_spooled(tmp_path, capsys):
     code, out, _ = run(capsys, "audit", "flush", "--db", str(db))
     assert code == 0 and out.startswith("imported 0")  # the open store holds its segment
     store.close()
-    _, out, _ = run(capsys, "audit", "stats", "--json", "--db", str(db))
+    _, out, _ = run(capsys, "audit", "stats", "--json", "--book", "all", "--db", str(db))
     assert json.loads(out)["total"] == 1
