@@ -6,12 +6,16 @@
 Datasets: the sample book (data/book), ../shared/data/physical-ai-book and BEIR SciFact
 (../shared/data/scifact/corpus.jsonl, written out as a book of one chapter per abstract so the
 real ingest path is measured). Each dataset runs in its own process so peak memory is its own.
-Targets (2 cores): search p95 <= 50 ms on the sample book, <= 100 ms at SciFact size.
+Targets (2 cores): search p95 <= 50 ms on the sample book, <= 100 ms at SciFact size; with the
+query embedded through ONNX Runtime, <= 10 ms at SciFact size and at most 0.6x the PyTorch floor.
+Both runtimes search the same index in the same run, query by query in turn, so a busy machine
+slows both alike: "search" is the ONNX path the app uses, "torch" the PyTorch floor.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -30,6 +34,7 @@ from rag.book.parse import book_id_for  # noqa: E402
 from rag.config import load_settings  # noqa: E402
 from rag.index.build import collection_name, open_index, sync_index  # noqa: E402
 from rag.index.vectors import open_store  # noqa: E402
+from rag.providers.local_embedder import LocalEmbedder  # noqa: E402
 from rag.providers.registry import get_embedder  # noqa: E402
 from rag.retrieval.hybrid import retrieve  # noqa: E402
 
@@ -37,6 +42,8 @@ SHARED = ROOT.parent / "shared" / "data"
 DATASETS = ("sample", "book", "scifact")
 STAGES = ("embed_ms", "dense_ms", "bm25_ms", "fetch_ms", "rank_ms")
 TARGET_P95_MS = {"sample": 50.0, "book": 50.0, "scifact": 100.0}
+ONNX_TARGET_P95_MS = {"scifact": 10.0}  # issue 14: ONNX query path at SciFact size
+ONNX_TARGET_RATIO = 0.6  # ONNX p95 at most this share of the same run's PyTorch p95
 WARMUP = 5
 
 
@@ -95,26 +102,35 @@ def pad_queries(queries: list[str], index, n: int) -> list[str]:
     return queries[:n]
 
 
-def time_queries(index, queries: list[str], settings) -> dict:
-    """Wall and CPU time per query (CPU: what a query costs when nothing else competes)."""
+def time_queries(indexes: dict[str, object], queries: list[str], settings) -> dict:
+    """Wall and CPU time per query and runtime (CPU: what a query costs when nothing else
+    competes); each query runs through every runtime in turn, so load hits them alike."""
     for q in queries[:WARMUP]:
-        retrieve(index, q, settings)
-    wall: list[float] = []
-    cpu: list[float] = []
-    stages: dict[str, list[float]] = {s: [] for s in STAGES}
+        for index in indexes.values():
+            retrieve(index, q, settings)
+    wall: dict[str, list[float]] = {name: [] for name in indexes}
+    cpu: dict[str, list[float]] = {name: [] for name in indexes}
+    stages = {name: {s: [] for s in STAGES} for name in indexes}
     load_before = os.getloadavg()[0]
     for q in queries:
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = retrieve(index, q, settings)
-        wall.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.process_time() - c0) * 1000)
-        for s in STAGES:
-            stages[s].append(result.latency_ms.get(s, 0.0))
+        for name, index in indexes.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            result = retrieve(index, q, settings)
+            wall[name].append((time.perf_counter() - t0) * 1000)
+            cpu[name].append((time.process_time() - c0) * 1000)
+            for s in STAGES:
+                stages[name][s].append(result.latency_ms.get(s, 0.0))
+    load = {"load_avg": round(max(load_before, os.getloadavg()[0]), 2), "cores": os.cpu_count(),
+            "threads": os.environ.get("RAG_QUERY_THREADS", "1")}
+    return {**load, **{name: latency_summary(wall[name], cpu[name], stages[name])
+                       for name in indexes}}
+
+
+def latency_summary(wall: list[float], cpu: list[float], stages: dict[str, list[float]]) -> dict:
     return {
-        "queries": len(wall), "threads": os.environ.get("RAG_QUERY_THREADS", "1"),
+        "queries": len(wall),
         "p50_ms": round(statistics.median(wall), 2), "p95_ms": round(percentile(wall, 95), 2),
         "cpu_p50_ms": round(statistics.median(cpu), 2), "cpu_p95_ms": round(percentile(cpu, 95), 2),
-        "load_avg": round(max(load_before, os.getloadavg()[0]), 2), "cores": os.cpu_count(),
         "stages_p50_ms": {s: round(statistics.median(v), 2) for s, v in stages.items()},
         "stages_p95_ms": {s: round(percentile(v, 95), 2) for s, v in stages.items()},
     }
@@ -125,18 +141,22 @@ def run_dataset(name: str, index_dir: Path, n_queries: int) -> dict:
     settings = load_settings(env={}, book_dir=book_dir, index_dir=index_dir)
     embedder = get_embedder(settings)
     t0 = time.perf_counter()
-    embedder.model  # noqa: B018  (load outside the ingest timing)
+    runtime = embedder.runtime_used  # load (or export once) outside the ingest timing
     load_s = time.perf_counter() - t0
     store = open_store(index_dir)
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     summary = sync_index(book_dir, index_dir, embedder, store)
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     index = open_index(book_id_for(book_dir), index_dir, embedder, store)
-    timings = time_queries(index, pad_queries(queries, index, n_queries), settings.retrieval)
+    indexes = {"search": index}
+    if runtime == "onnx":  # the PyTorch floor, over the same stored vectors
+        indexes["torch"] = dataclasses.replace(index, embedder=LocalEmbedder(runtime="torch"))
+    timings = time_queries(indexes, pad_queries(queries, index, n_queries), settings.retrieval)
     collection = collection_name(book_id_for(book_dir), embedder)
     size = directory_size(index_dir / collection, index_dir / "qdrant" / "collection" / collection)
     return {
         "dataset": name, "book": str(book_dir), "chunks": summary.chunks, "files": summary.files,
+        "runtime": runtime, "notices": [n.message for n in embedder.notices],
         "embedded": summary.embedded, "reused": summary.reused,
         "model_load_s": round(load_s, 2), "ingest_s": summary.seconds,
         "ingest_cpu_s": round(cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime, 1),
@@ -144,6 +164,7 @@ def run_dataset(name: str, index_dir: Path, n_queries: int) -> dict:
         "index_mb": round(size / 1e6, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         **timings, "target_p95_ms": TARGET_P95_MS[name],
+        "onnx_target_p95_ms": ONNX_TARGET_P95_MS.get(name),
     }
 
 
@@ -153,18 +174,38 @@ def available(name: str) -> bool:
 
 
 def print_report(r: dict) -> None:
-    ok = "meets" if r["p95_ms"] <= r["target_p95_ms"] else "MISSES"
     rate = f"{r['chunks_per_s']} chunks/s" if r["chunks_per_s"] else "nothing re-embedded"
     print(f"\n== {r['dataset']}: {r['files']} files, {r['chunks']} chunks ({r['book']})")
     print(f"ingest      {r['ingest_s']:.1f} s ({r['ingest_cpu_s']} s CPU), {r['embedded']} "
-          f"embedded / {r['reused']} reused, {rate} (model load {r['model_load_s']} s)")
-    print(f"index size  {r['index_mb']} MB on disk;  peak RSS {r['peak_rss_mb']} MB")
-    print(f"search      p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms over {r['queries']} queries "
-          f"— {ok} the {r['target_p95_ms']:.0f} ms target")
-    print(f"            CPU per query p50 {r['cpu_p50_ms']} ms, p95 {r['cpu_p95_ms']} ms; "
+          f"embedded / {r['reused']} reused, {rate} through {r['runtime']} "
+          f"(model load {r['model_load_s']} s)")
+    for message in r["notices"]:
+        print(f"note        {message}")
+    print(f"index size  {r['index_mb']} MB on disk;  peak RSS {r['peak_rss_mb']} MB;  "
           f"load average {r['load_avg']} on {r['cores']} cores")
-    for s in STAGES:
-        print(f"  {s[:-3]:<6} p50 {r['stages_p50_ms'][s]:7.2f}   p95 {r['stages_p95_ms'][s]:7.2f}")
+    search, floor = r["search"], r.get("torch")
+    ok = "meets" if search["p95_ms"] <= r["target_p95_ms"] else "MISSES"
+    print(f"search      p50 {search['p50_ms']} ms, p95 {search['p95_ms']} ms incl. the query "
+          f"embedding ({r['runtime']}) over {search['queries']} queries — {ok} the "
+          f"{r['target_p95_ms']:.0f} ms target")
+    if floor:
+        ratio = search["p95_ms"] / floor["p95_ms"] if floor["p95_ms"] else float("nan")
+        target = r.get("onnx_target_p95_ms")
+        verdict = ("meets" if ratio <= ONNX_TARGET_RATIO and (target is None or
+                                                                search["p95_ms"] <= target)
+                   else "MISSES")
+        aim = f"<= {target:g} ms and " if target else ""
+        print(f"torch       p50 {floor['p50_ms']} ms, p95 {floor['p95_ms']} ms (the PyTorch "
+              f"floor, same queries, same run)")
+        print(f"            ONNX/PyTorch p95 {ratio:.2f}x — {verdict} the ONNX target "
+              f"({aim}<= {ONNX_TARGET_RATIO}x)")
+    for name, t in (("search", search), ("torch", floor)):
+        if not t:
+            continue
+        print(f"  {name}: CPU per query p50 {t['cpu_p50_ms']} ms, p95 {t['cpu_p95_ms']} ms")
+        for s in STAGES:
+            print(f"    {s[:-3]:<6} p50 {t['stages_p50_ms'][s]:7.2f}   "
+                  f"p95 {t['stages_p95_ms'][s]:7.2f}")
 
 
 def main() -> int:

@@ -10,12 +10,21 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER", "RAG_LLM",
-             "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS"):
+             "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS",
+             "RAG_EMBED_RUNTIME", "RAG_ONNX_DIR"):
     os.environ.pop(_key, None)
 
 import rag  # noqa: E402,F401  (sets thread counts before numpy loads)
 from rag.config import Settings, load_settings  # noqa: E402
 from tests.builders import SAMPLE_BOOK, held_duckdb  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def onnx_dir(tmp_path_factory) -> Path:
+    """One ONNX export of MiniLM per test session, shared by every embedder (and subprocess)."""
+    folder = tmp_path_factory.mktemp("onnx")
+    os.environ["RAG_ONNX_DIR"] = str(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_qu
 from rag.answer.evidence import sentence_vectors_for
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import llm_draft, llm_draft_stream
+from rag.answer.query_types import classify_with_llm
 from rag.answer.response import build_response, error_response
 from rag.answer.stage_thread import run_in_daemon
 from rag.answer.turn import Turn
@@ -100,6 +101,8 @@ class Pipeline:
                 turn.notices.append(decision.notice)
             stage = "retrieval"
             retrieval_query, retrieval = self._retrieve(turn, decision, as_messages(history))
+            meta["query_type"], meta["query_type_source"] = turn.query_type, \
+                turn.query_type_source
             stage = "synthesis"
             verdict = self._pre_answer_verdict(turn, retrieval)
             draft = None
@@ -172,15 +175,20 @@ class Pipeline:
         def run() -> tuple[str, Retrieval]:
             query = rewrite_query(turn.question, history[-s.history_messages:], rewriter,
                                   timeout=min(1.0, s.budget_retrieval_s / 2))
+            typer = rewriter if s.query_types == "llm" else None
+            turn.query_type, turn.query_type_source = classify_with_llm(
+                turn.question, typer, timeout=min(1.0, s.budget_retrieval_s / 4))
+            settings = s.retrieval_for(turn.query_type)
             if decision.mode_used == SELECTION:
-                hit = score_selection(turn.index, decision.selection, query, s.w_dense,
-                                      s.threshold)
-                return query, Retrieval(query, s.retrieval, (hit,), (hit,))
-            book = search_book(turn.index, query, s.retrieval)
+                hit = score_selection(turn.index, decision.selection, query, settings.w_dense,
+                                      settings.threshold)
+                return query, Retrieval(query, settings, (hit,), (hit,))
+            book = search_book(turn.index, query, settings)
             if decision.selection is None:
                 return query, book
-            hit = score_selection(turn.index, decision.selection, query, s.w_dense, s.threshold)
-            hits = (hit, *book.hits[: s.top_k - 1])
+            hit = score_selection(turn.index, decision.selection, query, settings.w_dense,
+                                  settings.threshold)
+            hits = (hit, *book.hits[: settings.top_k - 1])
             return query, dataclasses.replace(book, candidates=(hit, *book.candidates), hits=hits)
 
         query, retrieval = self._timed(turn, "retrieval", run, s.budget_retrieval_s)
@@ -191,16 +199,18 @@ class Pipeline:
         """Refusals that need no draft: capability, then content (nothing above the threshold)."""
         s = turn.settings
         book = s.resolved_title
-        capability = g.check_capability(turn.question, book, self.as_of)
+        capability = g.check_capability(turn.question, book, self.as_of,
+                                        retrieval.candidates, turn.index.chunks)
         if capability:
             return capability
         # a passage can pass on its share of the question's terms with a blend under the cut
-        best = max((max(h.blended, s.threshold) for h in retrieval.hits if h.passed),
+        threshold = retrieval.settings.threshold  # the question type's own, when it has one
+        best = max((max(h.blended, threshold) for h in retrieval.hits if h.passed),
                    default=0.0)
         nearest = list(dict.fromkeys(
             f"{h.chunk.chapter_title} › {h.chunk.section_title}"
             for h in retrieval.candidates if h.chunk.source == "book"))[:3]
-        return g.check_content(best, s.threshold, turn.question, book, nearest,
+        return g.check_content(best, threshold, turn.question, book, nearest,
                                s.off_topic_keywords)
 
     def _synthesize(self, turn: Turn, retrieval: Retrieval, history: list[Message],

@@ -8,7 +8,10 @@ from rag.book.parse import Book, parse_book
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.errors import InputError
 from rag.index.load import build_index, load_index
+from rag.providers.registry import get_embedder
 from rag.retrieval.hybrid import retrieve
+
+RUNTIME_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,11 +50,15 @@ def run_ingest(args: argparse.Namespace) -> int:
     if args.strict:
         check_strict(parse_book(settings.book_dir))
     summary = build_index(settings, rebuild=args.rebuild, progress=terminal_progress)
+    embedder = get_embedder(settings)
+    runtime = getattr(embedder, "runtime_used", "")
+    notices = list(getattr(embedder, "notices", ()))
     if args.json:
         data = summary.to_dict()
-        print_json({k: data[k] for k in ("book", "files", "sections", "chunks", "embedded",
-                                         "reused", "removed", "unstable_ids", "unstable_files",
-                                         "skipped_files", "duplicates", "seconds")})
+        print_json({**{k: data[k] for k in ("book", "files", "sections", "chunks", "embedded",
+                                            "reused", "removed", "unstable_ids", "unstable_files",
+                                            "skipped_files", "duplicates", "seconds")},
+                    "embedder_runtime": runtime, "notices": [n.to_dict() for n in notices]})
     else:
         print(f"{summary.book}: {summary.files} files, {summary.sections} sections, "
               f"{summary.chunks} chunks ({summary.embedded} embedded, {summary.reused} reused, "
@@ -63,6 +70,10 @@ def run_ingest(args: argparse.Namespace) -> int:
             print(f"skipped {item['path']}: {item['reason']}")
         for line in summary.duplicates:
             print(f"duplicate: {line}")
+        if runtime:
+            print(f"embedder: {embedder.model_id} through {RUNTIME_NAMES.get(runtime, runtime)}")
+        for notice in notices:
+            print(f"note: {notice.message}")
     return 0
 
 

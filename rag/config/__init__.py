@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.config.check import check_settings_data, shown_path, url_template_problem
+from rag.config.check import RUNTIMES, shown_path, url_template_problem
+from rag.config.files import read_settings_file
+from rag.config.identity import book_id_for, is_book, title_of_book, tuned_books
 from rag.errors import ConfigError
 from rag.types import RetrievalSettings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
 SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_API_KEY")
-DOCUSAURUS_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts")
-DOCUSAURUS_TITLE = re.compile(r"^\s*title:\s*(['\"`])(.+?)\1\s*,?\s*$", re.MULTILINE)
 MAX_BUDGET_S = 600.0
 MAX_LLM_TOKENS = 8192
 MAX_HISTORY_MESSAGES = 50
@@ -45,6 +44,7 @@ class Settings:
     base_url: str = ""
     url_template: str = "{base_url}/docs/{module_id}/{chapter_id}#{section_id}"
     embedder: str = "local"
+    embed_runtime: str = "onnx"  # [embedders.local] runtime / RAG_EMBED_RUNTIME: onnx | torch
     cohere_model: str = "embed-english-v3.0"
     qdrant_url: str = ""
     w_dense: float = 0.85
@@ -54,8 +54,21 @@ class Settings:
     level_high: float = 0.85
     level_medium: float = 0.70
     threshold_source: str = "original design default"
+    threshold_book: str = ""  # the book a [[history]] entry says the threshold was tuned on
+    gate_book: str = ""  # the same for the confidence gate
     top_k: int = 5
     candidate_pool: int = 50
+    w_terms: float = 0.0  # [retrieval] composite signal weights (see RetrievalSettings)
+    w_authority: float = 0.0
+    w_recency: float = 0.0
+    rerank: str = "off"  # [retrieval] rerank / RAG_RERANK: off | offline | cohere
+    rerank_weight: float = 0.5
+    rerank_depth: int = 20
+    rerank_model: str = "rerank-v3.5"
+    query_types: str = "rules"  # [retrieval] query_types: rules | llm (Claude when configured)
+    # [retrieval.types.<type>] w_dense / threshold: per-type points, written only when
+    # cross-validation showed they beat one point (rag.tuning.per_type)
+    type_settings: dict[str, dict[str, float]] = field(default_factory=dict)
     llm: str = "extractive"
     llm_model: str = "claude-sonnet-4-6"
     llm_max_tokens: int = 1024
@@ -73,11 +86,36 @@ class Settings:
 
     @property
     def retrieval(self) -> RetrievalSettings:
-        return RetrievalSettings(self.w_dense, self.threshold, self.top_k, self.candidate_pool)
+        return RetrievalSettings(self.w_dense, self.threshold, self.top_k, self.candidate_pool,
+                                 w_terms=self.w_terms, w_authority=self.w_authority,
+                                 w_recency=self.w_recency, rerank=self.rerank,
+                                 rerank_weight=self.rerank_weight,
+                                 rerank_depth=self.rerank_depth,
+                                 rerank_model=self.rerank_model)
+
+    def retrieval_for(self, query_type: str | None) -> RetrievalSettings:
+        """The retrieval settings for a type of question: its own point when settings have
+        one, else the single point."""
+        own = self.type_settings.get(query_type or "", {})
+        base = self.retrieval
+        if not own:
+            return base
+        return dataclasses.replace(base, w_dense=float(own.get("w_dense", base.w_dense)),
+                                   threshold=float(own.get("threshold", base.threshold)))
 
     @property
     def resolved_title(self) -> str:
         return self.book_title or title_of_book(self.book_dir)
+
+    @property
+    def book_id(self) -> str:
+        """The id every index, audit row and citation link of this book carries."""
+        return book_id_for(self.book_dir)
+
+    def tuned_elsewhere(self, what: str) -> str:
+        """The book `threshold` or `gate` was tuned on when that is not this one, else ""."""
+        recorded = self.threshold_book if what == "threshold" else self.gate_book
+        return recorded if recorded and not is_book(recorded, self.book_dir, PROJECT_ROOT) else ""
 
     def snapshot(self) -> dict[str, Any]:
         """What the audit log records: no paths that could hold secrets, no keys."""
@@ -85,8 +123,13 @@ class Settings:
             "w_dense": self.w_dense, "w_bm25": round(1 - self.w_dense, 10),
             "threshold": self.threshold, "threshold_source": self.threshold_source,
             "top_k": self.top_k, "candidate_pool": self.candidate_pool,
+            "w_terms": self.w_terms, "w_authority": self.w_authority,
+            "w_recency": self.w_recency, "rerank": self.rerank,
+            "rerank_weight": self.rerank_weight, "rerank_depth": self.rerank_depth,
+            "query_types": self.query_types, "type_settings": self.type_settings,
             "embedder": self.embedder, "llm": self.llm, "llm_model": self.llm_model,
             "guardrail_mode": self.guardrail_mode, "book": self.book_dir.name,
+            "book_id": self.book_id, "book_title": self.resolved_title,
         }
 
 
@@ -104,34 +147,6 @@ def get_secret(name: str) -> str:
     return ""
 
 
-def title_of_book(book_dir: Path) -> str:
-    """The title a Docusaurus site gives itself, else the book folder's name ("docs" is the
-    folder of a Docusaurus site, so its parent's name is the book's)."""
-    for folder in (book_dir, book_dir.parent):
-        for name in DOCUSAURUS_CONFIGS:
-            config = folder / name
-            try:
-                found = DOCUSAURUS_TITLE.search(config.read_text(encoding="utf-8")[:100_000])
-            except (OSError, UnicodeDecodeError):
-                continue
-            if found:
-                return found.group(2).strip()
-    folder = book_dir.parent if book_dir.name == "docs" else book_dir
-    return folder.name.replace("-", " ").replace("_", " ").title()
-
-
-def read_settings_file(path: Path) -> dict[str, Any]:
-    """The parsed file, its every value checked for type ({} when there is no file)."""
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path} is not valid TOML ({e}); fix or delete it.") from e
-    check_settings_data(data, path)
-    return data
-
-
 def _from_file(data: dict[str, Any]) -> dict[str, Any]:
     book, retrieval = data.get("book", {}), data.get("retrieval", {})
     answer, guard = data.get("answer", {}), data.get("guardrails", {})
@@ -141,6 +156,12 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
         "url_template": book.get("url_template"),
         "w_dense": retrieval.get("w_dense"), "top_k": retrieval.get("top_k"),
         "candidate_pool": retrieval.get("candidate_pool"),
+        **{key: retrieval.get(key) for key in ("w_terms", "w_authority", "w_recency", "rerank",
+                                                "rerank_weight", "rerank_depth", "rerank_model",
+                                                "query_types")},
+        "type_settings": {name: dict(point) for name, point in retrieval["types"].items()
+                          if isinstance(point, dict)}
+        if isinstance(retrieval.get("types"), dict) else None,
         "llm": answer.get("llm"), "llm_model": answer.get("model"),
         "llm_max_tokens": answer.get("max_tokens"), "llm_fallback": answer.get("fallback"),
         "guardrail_mode": guard.get("mode"),
@@ -149,6 +170,7 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
         if "off_topic_keywords" in guard else None,
         "budget_total_s": budget.get("total_s"), "budget_retrieval_s": budget.get("retrieval_s"),
         "budget_synthesis_s": budget.get("synthesis_s"),
+        "embed_runtime": data.get("embedders", {}).get("local", {}).get("runtime"),
         "rate_limit_per_minute": data.get("chat", {}).get("rate_limit_per_minute"),
         "history_messages": data.get("chat", {}).get("history_messages"),
     }
@@ -165,6 +187,8 @@ def _from_env(env: dict[str, str]) -> dict[str, Any]:
     paths = {"RAG_BOOK": "book_dir", "RAG_INDEX_DIR": "index_dir", "RAG_AUDIT_DB": "audit_db"}
     values: dict[str, Any] = {key: Path(env[name]) for name, key in paths.items() if env.get(name)}
     for name, key, cast in (("RAG_EMBEDDER", "embedder", str), ("RAG_LLM", "llm", str),
+                            ("RAG_EMBED_RUNTIME", "embed_runtime", str),
+                            ("RAG_RERANK", "rerank", str),
                             ("RAG_DENSE_WEIGHT", "w_dense", float), ("RAG_TOP_K", "top_k", int),
                             ("RAG_THRESHOLD", "threshold", float),
                             ("RAG_BASE_URL", "base_url", str),
@@ -182,7 +206,8 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
     """Build Settings; explicit overrides (CLI flags) win over env, env over the file."""
     env = dict(os.environ) if env is None else env
     path = Path(settings_file or env.get("RAG_SETTINGS") or DEFAULT_SETTINGS_FILE)
-    values: dict[str, Any] = {"settings_file": path, **_from_file(read_settings_file(path))}
+    data = read_settings_file(path)
+    values: dict[str, Any] = {"settings_file": path, **_from_file(data)}
     if "embedder" not in values and not env.get("RAG_EMBEDDER") and get_secret("COHERE_API_KEY"):
         values["embedder"] = "cohere"
     if not env.get("RAG_LLM") and get_secret("ANTHROPIC_API_KEY"):
@@ -198,9 +223,9 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
         values["threshold_source"] = "set explicitly"
     elif "threshold" in env_values:
         values["threshold_source"] = "RAG_THRESHOLD environment variable"
-    settings = Settings(**values)
-    return _apply_embedder_defaults(settings, explicit_threshold="threshold" in env_values
-                                    or overrides.get("threshold") is not None)
+    explicit = "threshold" in env_values or overrides.get("threshold") is not None
+    settings = _apply_embedder_defaults(Settings(**values), explicit_threshold=explicit)
+    return dataclasses.replace(settings, **tuned_books(data, settings.embedder, explicit))
 
 
 def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Settings:
@@ -230,6 +255,8 @@ def validate_settings(s: Settings) -> Settings:
         (s.top_k <= s.candidate_pool <= 1000, "candidate pool must be between top_k and 1000"),
         (s.guardrail_mode in ("strict", "permissive", "hybrid"),
          f"guardrail mode {s.guardrail_mode!r} must be strict, permissive or hybrid"),
+        (s.embed_runtime in RUNTIMES, f"embedding runtime {s.embed_runtime!r} (RAG_EMBED_RUNTIME "
+         f"or [embedders.local] runtime) must be {' or '.join(RUNTIMES)}"),
     ]
     checks = [(ok, message[0].upper() + message[1:]) for ok, message in checks]
     for ok, message in [*checks, *file_checks(s, f"{file}: ", embedder)]:

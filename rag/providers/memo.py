@@ -20,6 +20,10 @@ class QueryMemo(Embedder):
         self._queries: dict[str, np.ndarray] = {}
         self._failure: RagError | None = None
 
+    @property
+    def notices(self) -> tuple:
+        return getattr(self.embedder, "notices", ())
+
     def count_tokens(self, text: str) -> int:
         return self.embedder.count_tokens(text)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from rag.config import Settings
 from rag.errors import ConfigError
@@ -13,7 +15,13 @@ from rag.providers.base import LLM, Embedder
 def _local_embedder(settings: Settings) -> Embedder:
     from rag.providers.local_embedder import LocalEmbedder
 
-    return LocalEmbedder()
+    return LocalEmbedder(runtime=settings.embed_runtime, cache_dir=onnx_cache_dir(settings))
+
+
+def onnx_cache_dir(settings: Settings) -> Path:
+    """Where MiniLM's ONNX export is kept: beside the index, or in RAG_ONNX_DIR when set (one
+    export shared by several indexes, e.g. a test session's)."""
+    return Path(os.environ.get("RAG_ONNX_DIR") or Path(settings.index_dir) / "onnx")
 
 
 def _cohere_embedder(settings: Settings) -> Embedder:
@@ -46,11 +54,23 @@ def get_embedder(settings: Settings) -> Embedder:
     if settings.embedder not in EMBEDDERS:
         raise ConfigError(f"Unknown embedder {settings.embedder!r}; choose one of "
                           f"{', '.join(sorted(EMBEDDERS))}.")
-    key = (settings.embedder, settings.cohere_model if settings.embedder == "cohere" else "")
+    key: tuple = (settings.embedder, settings.cohere_model if settings.embedder == "cohere" else "")
+    if settings.embedder == "local":
+        key += (settings.embed_runtime, str(onnx_cache_dir(settings)))
     with _CACHE_LOCK:
         if key not in _CACHE:
             _CACHE[key] = EMBEDDERS[settings.embedder](settings)
         return _CACHE[key]
+
+
+def prepare_embedder(settings: Settings) -> Embedder:
+    """The embedder with its runtime made ready now: ingest exports MiniLM to ONNX (once) here,
+    so no question waits for it; a failed export leaves PyTorch in use, with a notice."""
+    embedder = get_embedder(settings)
+    ready = getattr(embedder, "onnx_encoder", None)
+    if callable(ready):
+        ready()
+    return embedder
 
 
 def get_llm(settings: Settings) -> LLM | None:

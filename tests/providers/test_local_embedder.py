@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rag.errors import ConfigError, ProviderError
+from rag.notices import EMBED_RUNTIME_FALLBACK, FALLBACK
 from rag.providers.local_embedder import EXPECTED_SHA256, LocalEmbedder, verify_files
 from rag.providers.registry import EMBEDDERS, get_embedder
 
@@ -107,3 +109,44 @@ def test_unknown_embedder_lists_the_known_ones() -> None:
 
     with pytest.raises(ConfigError, match="choose one of " + ", ".join(sorted(EMBEDDERS))):
         get_embedder(load_settings(env={"RAG_EMBEDDER": "word2vec"}))
+
+
+# -- runtime: ONNX by default, PyTorch when asked or, with a notice, when ONNX cannot run -------
+
+
+def blocked_cache(tmp_path: Path) -> Path:
+    """A cache folder that cannot be created: its parent is a file."""
+    (tmp_path / "a-file").write_text("")
+    return tmp_path / "a-file" / "onnx"
+
+
+def test_a_failed_onnx_path_embeds_through_torch_with_a_notice(torch_embedder,
+                                                               tmp_path: Path) -> None:
+    local = LocalEmbedder(runtime="onnx", cache_dir=blocked_cache(tmp_path))
+    text = "How does a Kalman filter weigh its prediction?"
+    assert np.allclose(local.embed_query(text), torch_embedder.embed_query(text), atol=1e-6)
+    assert local.runtime_used == "torch" and len(local.notices) == 1
+    notice = local.notices[0]
+    assert (notice.code, notice.kind, notice.degraded) == (EMBED_RUNTIME_FALLBACK, FALLBACK, False)
+    assert "cannot write the ONNX model" in notice.message and "PyTorch" in notice.message
+
+
+def test_missing_onnxruntime_embeds_through_torch_with_a_notice(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    local = LocalEmbedder(runtime="onnx", cache_dir=tmp_path / "onnx")
+    assert local.embed_documents(["zero moment point"]).shape == (1, 384)
+    assert "onnxruntime is not installed" in local.notices[0].message
+    assert not (tmp_path / "onnx").exists()
+
+
+def test_torch_when_asked_has_no_notice(torch_embedder) -> None:
+    assert (torch_embedder.runtime_used, torch_embedder.notices) == ("torch", ())
+    assert torch_embedder.onnx_encoder() is None
+
+
+def test_an_unknown_runtime_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="must be one of onnx, torch"):
+        LocalEmbedder(runtime="tensorrt", cache_dir=tmp_path)
+    with pytest.raises(ConfigError, match="needs a folder for its export"):
+        LocalEmbedder(runtime="onnx")
