@@ -51,6 +51,8 @@ VARIANTS = {
     "+ offline re-rank 0.5": {"rerank": "offline", "rerank_weight": 0.5},
     "+ term match 0.2 + re-rank 0.3": {"w_terms": 0.2, "rerank": "offline",
                                        "rerank_weight": 0.3},
+    "+ term match 0.1 + re-rank 0.2": {"w_terms": 0.1, "rerank": "offline",
+                                       "rerank_weight": 0.2},
 }
 
 
@@ -119,14 +121,29 @@ def labelled(index_dir: Path) -> dict:
     return report
 
 
-def scifact(index_dir: Path, max_queries: int | None) -> dict:
+def scifact(index_dir: Path, max_queries: int | None, sentences: bool = False) -> dict:
+    from rag.index.sentences import load_sentences, sync_sentences
     from rag.index.vectors import open_store
     from rag.providers.registry import get_embedder
-    from rag.tuning.beir import NDCG_AT, WEIGHTS, load_beir, open_beir_index, score_query
+    from rag.tuning.beir import (
+        NDCG_AT,
+        WEIGHTS,
+        corpus_sections,
+        load_beir,
+        open_beir_index,
+        score_query,
+    )
 
     data = load_beir(SHARED / "scifact", "train")
     settings = load_settings(index_dir=index_dir)
-    index = open_beir_index(data, index_dir, get_embedder(settings), open_store(index_dir))
+    embedder = get_embedder(settings)
+    index = open_beir_index(data, index_dir, embedder, open_store(index_dir))
+    if sentences:  # units of every abstract embedded once (kept beside the cached index)
+        folder = index_dir / "scifact-sentences"
+        t0 = time.perf_counter()
+        sync_sentences(folder, corpus_sections(data), embedder)
+        index = dataclasses.replace(index, sentences=load_sentences(folder, embedder.dim))
+        print(f"sentence vectors ready in {time.perf_counter() - t0:.0f} s", flush=True)
     reranker = OfflineReranker(index)
     qids = list(data.queries)[: max_queries or None]
     pools = [collect_candidates(index, data.queries[q], 200) for q in qids]
@@ -171,6 +188,9 @@ def main() -> None:
     parser.add_argument("--scifact", type=Path, metavar="DIR", help="SciFact index cache")
     parser.add_argument("--max-queries", type=int)
     parser.add_argument("--skip-labelled", action="store_true")
+    parser.add_argument("--scifact-sentences", action="store_true",
+                        help="embed SciFact's sentences too, so the offline re-ranker can use "
+                             "them (several minutes the first time)")
     args = parser.parse_args()
     report = {}
     if args.skip_labelled:
@@ -181,7 +201,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             report["labelled"] = labelled(Path(tmp))
     if args.scifact and (SHARED / "scifact").is_dir():
-        report["scifact_train"] = scifact(args.scifact, args.max_queries)
+        report["scifact_train"] = scifact(args.scifact, args.max_queries,
+                                          args.scifact_sentences)
     out = ROOT / "bench" / "results" / "stages.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1))
