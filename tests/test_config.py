@@ -196,3 +196,19 @@ def test_snapshot_has_no_secrets(settings_file: Path, tmp_path: Path,
     assert snapshot["w_bm25"] == pytest.approx(1 - snapshot["w_dense"])
     assert not any(isinstance(getattr(s, f.name), str) and getattr(s, f.name) in secrets.values()
                    for f in dataclasses.fields(s))  # Settings itself never holds a key
+
+
+def test_per_type_points_and_stage_settings_reach_retrieval(tmp_path):
+    path = tmp_path / "settings.toml"
+    path.write_text('[retrieval]\nw_dense = 0.9\nw_terms = 0.2\nrerank = "offline"\n'
+                    'rerank_weight = 0.3\n[retrieval.types.comparison]\nw_dense = 0.7\n'
+                    'threshold = 0.5\n[embedders.local]\nthreshold = 0.35\n', encoding="utf-8")
+    s = load_settings(settings_file=path, env={})
+    assert (s.retrieval.w_terms, s.retrieval.rerank, s.retrieval.rerank_weight) == \
+        (0.2, "offline", 0.3)
+    assert (s.retrieval_for("factual").w_dense, s.retrieval_for("factual").threshold) == \
+        (0.9, 0.35)
+    own = s.retrieval_for("comparison")
+    assert (own.w_dense, own.threshold, own.w_terms) == (0.7, 0.5, 0.2)
+    assert load_settings(settings_file=path, env={"RAG_RERANK": "off"}).rerank == "off"
+    assert s.snapshot()["type_settings"] == {"comparison": {"w_dense": 0.7, "threshold": 0.5}}

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from rag.answer.query_types import classify
 from rag.book.parse import Book, parse_book
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.errors import InputError
 from rag.index.load import build_index, load_index
 from rag.providers.registry import get_embedder
-from rag.retrieval.hybrid import retrieve
+from rag.retrieval.query import validate_query
+from rag.retrieval.search import search_book
 
+BOOK_SUFFIXES = (".md", ".mdx", ".pdf")
 RUNTIME_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch"}
 
 
@@ -38,8 +41,9 @@ def check_strict(book: Book) -> None:
     """--strict: stop before anything is embedded when IDs clash or files cannot be read."""
     report = book.report
     problems = list(dict.fromkeys(
-        report.duplicates + [f"{f['path']}: {f['reason']}; this file was skipped"
-                             for f in report.skipped_files]))
+        report.duplicates + [f"{f['path']}: {f['reason']}; "
+                             + ("this file was skipped" if f["path"].endswith(BOOK_SUFFIXES)
+                                else "left out") for f in report.skipped_files]))
     if problems:
         raise InputError("--strict: nothing was indexed; fix these and run ingest again:\n  "
                          + "\n  ".join(problems))
@@ -57,7 +61,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         data = summary.to_dict()
         print_json({**{k: data[k] for k in ("book", "files", "sections", "chunks", "embedded",
                                             "reused", "removed", "unstable_ids", "unstable_files",
-                                            "skipped_files", "duplicates", "seconds")},
+                                            "skipped_files", "duplicates", "notes", "seconds")},
                     "embedder_runtime": runtime, "notices": [n.to_dict() for n in notices]})
     else:
         print(f"{summary.book}: {summary.files} files, {summary.sections} sections, "
@@ -70,6 +74,8 @@ def run_ingest(args: argparse.Namespace) -> int:
             print(f"skipped {item['path']}: {item['reason']}")
         for line in summary.duplicates:
             print(f"duplicate: {line}")
+        for line in summary.notes:
+            print(f"note: {line}")
         if runtime:
             print(f"embedder: {embedder.model_id} through {RUNTIME_NAMES.get(runtime, runtime)}")
         for notice in notices:
@@ -81,13 +87,19 @@ def run_search(args: argparse.Namespace) -> int:
     settings = settings_from(args, w_dense=args.w_dense, threshold=args.threshold,
                              top_k=args.top_k, candidate_pool=args.candidate_pool)
     index, _ = load_index(settings, progress=terminal_progress)
-    result = retrieve(index, args.query, settings.retrieval)
+    query = validate_query(args.query)
+    kind = classify(query)
+    own_point = args.w_dense is None and args.threshold is None
+    chosen = settings.retrieval_for(kind) if own_point else settings.retrieval
+    result = search_book(index, query, chosen)
+    s = result.settings
     if args.json:
-        s = result.settings
         print_json({
-            "query": result.query,
+            "query": result.query, "query_type": kind,
             "settings": {"w_dense": s.w_dense, "w_bm25": s.w_bm25, "threshold": s.threshold,
                          "top_k": s.top_k, "candidate_pool": s.candidate_pool,
+                         "w_terms": s.w_terms, "w_authority": s.w_authority,
+                         "w_recency": s.w_recency, "rerank": s.rerank,
                          "embedder": settings.embedder},
             "candidates": [h.to_dict() for h in result.candidates],
             "hits": [h.to_dict() for h in result.hits],
@@ -96,13 +108,22 @@ def run_search(args: argparse.Namespace) -> int:
         return 0
     for notice in result.notices:
         print(f"note: {notice.message}")
-    print(f"{'rank':>4} {'blended':>7} {'dense':>6} {'bm25':>6}  section")
-    for h in result.candidates[: max(settings.top_k * 4, 20)]:
+    reranked = s.rerank != "off"
+    print(f"question type: {kind}" + (" (its own point)" if own_point and
+                                       kind in settings.type_settings else ""))
+    print(f"{'rank':>4} {'blended':>7} {'dense':>6} {'bm25':>6} {'terms':>6}"
+          + (f" {'rerank':>6} {'was':>4}" if reranked else "") + "  section")
+    for h in result.candidates[: max(s.top_k * 4, 20)]:
         mark = "*" if h.selected else " "
-        print(f"{h.rank:>4} {h.blended:7.3f} {h.dense:6.3f} {h.bm25:6.3f} {mark}"
-              f"{h.chunk.chapter_id}#{h.chunk.section_id}  {h.reason}")
+        extra = (f" {h.rerank:6.3f} {h.rank_before:>4}" if h.rerank is not None
+                 else f" {'':>6} {'':>4}") if reranked else ""
+        print(f"{h.rank:>4} {h.blended:7.3f} {h.dense:6.3f} {h.bm25:6.3f} {h.terms:6.3f}"
+              f"{extra} {mark}{h.chunk.chapter_id}#{h.chunk.section_id}  {h.reason}")
+    signals = ", ".join(f"{name} {w:g}" for name, w in s.signal_weights.items())
     print(f"{len(result.hits)} hits of {len(result.candidates)} candidates "
-          f"(threshold {settings.threshold}, * = selected)")
+          f"(threshold {s.threshold}, * = selected)")
+    if signals or reranked:
+        print("blended = (1 - signal weights) x hybrid + weight x signal"
+              + (f"; signals: {signals}" if signals else "")
+              + (f"; re-ranked ({s.rerank}, weight {s.rerank_weight:g})" if reranked else ""))
     return 0
-
-

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.config.check import RUNTIMES, shown_path, url_template_problem
+from rag.config.check import RUNTIMES, shown_path, stage_problems, url_template_problem
 from rag.config.files import read_settings_file
 from rag.config.identity import book_id_for, is_book, title_of_book, tuned_books
 from rag.errors import ConfigError
@@ -258,6 +258,7 @@ def validate_settings(s: Settings) -> Settings:
         (s.embed_runtime in RUNTIMES, f"embedding runtime {s.embed_runtime!r} (RAG_EMBED_RUNTIME "
          f"or [embedders.local] runtime) must be {' or '.join(RUNTIMES)}"),
     ]
+    checks += [(False, problem) for problem in stage_problems(dataclasses.asdict(s))]
     checks = [(ok, message[0].upper() + message[1:]) for ok, message in checks]
     for ok, message in [*checks, *file_checks(s, f"{file}: ", embedder)]:
         if not ok:

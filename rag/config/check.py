@@ -24,7 +24,11 @@ KINDS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 TABLES: dict[str, dict[str, str]] = {
     "book": {"title": "text", "base_url": "text", "url_template": "text"},
-    "retrieval": {"w_dense": "number", "top_k": "int", "candidate_pool": "int"},
+    "retrieval": {"w_dense": "number", "top_k": "int", "candidate_pool": "int",
+                  "w_terms": "number", "w_authority": "number", "w_recency": "number",
+                  "rerank": "text", "rerank_weight": "number", "rerank_depth": "int",
+                  "rerank_model": "text", "query_types": "text", "terms_source": "text",
+                  "rerank_source": "text"},
     "answer": {"llm": "text", "model": "text", "max_tokens": "int", "fallback": "bool"},
     "guardrails": {"mode": "text", "hedge_words": "text_list", "off_topic_keywords": "text_list"},
     "budget": {"total_s": "number", "retrieval_s": "number", "synthesis_s": "number"},
@@ -70,6 +74,7 @@ def check_settings_data(data: dict[str, Any], path: Path) -> None:
         check_table(embedders, name, EMBEDDER_KEYS, where, label=f"embedders.{name}")
         check_embedder_ranges(spec, f"[embedders.{name}]", where)
         check_runtime(name, spec, where)
+    check_stages(data.get("retrieval", {}), where)
     history = data.get("history", [])
     if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
         fail(where, "[[history]]", "a list of [[history]] tables", history)
@@ -139,3 +144,53 @@ def url_template_problem(template: str) -> str:
 
 def fail(where: str, key: str, wanted: str, value: Any) -> None:
     raise ConfigError(f"{where}: {key} must be {wanted}, not {shown_value(value)}.")
+
+
+RERANKERS = ("off", "offline", "cohere")  # rag.retrieval.rerank.RERANKERS
+TYPE_NAMES = ("factual", "conceptual", "comparison", "procedural", "code", "realtime")
+MAX_SIGNALS = 0.9  # rag.retrieval.hybrid.MAX_SIGNALS
+
+
+def stage_problems(values: dict[str, Any]) -> list[str]:
+    """What is wrong with the retrieval-stage settings (names as settings.toml spells them)."""
+    problems = []
+    signals = {k: values.get(k, 0.0) for k in ("w_terms", "w_authority", "w_recency")}
+    for key, value in signals.items():
+        if not 0.0 <= value <= 1.0:
+            problems.append(f"[retrieval] {key} must be between 0 and 1, not {value:g}")
+    if sum(signals.values()) > MAX_SIGNALS + 1e-9:
+        problems.append(f"[retrieval] w_terms + w_authority + w_recency must be at most "
+                        f"{MAX_SIGNALS}, not {sum(signals.values()):g}")
+    if values.get("rerank", "off") not in RERANKERS:
+        problems.append(f"[retrieval] rerank (or RAG_RERANK) must be one of "
+                        f"{', '.join(RERANKERS)}, not {shown_value(values['rerank'])}")
+    if not 0.0 <= values.get("rerank_weight", 0.5) <= 1.0:
+        problems.append("[retrieval] rerank_weight must be between 0 and 1")
+    if not 1 <= values.get("rerank_depth", 20) <= 500:
+        problems.append("[retrieval] rerank_depth must be between 1 and 500")
+    if values.get("query_types", "rules") not in ("rules", "llm"):
+        problems.append(f"[retrieval] query_types must be \"rules\" or \"llm\", not "
+                        f"{shown_value(values['query_types'])}")
+    return problems
+
+
+def check_stages(retrieval: Any, where: str) -> None:
+    """[retrieval] stage keys in range, and [retrieval.types.<type>] points well formed."""
+    if not isinstance(retrieval, dict):
+        return  # check_table names a [retrieval] that is not a table
+    problems = stage_problems(retrieval)
+    types = retrieval.get("types", {})
+    if not isinstance(types, dict):
+        problems.append("[retrieval.types] must be a table of [retrieval.types.TYPE] tables")
+        types = {}
+    for name, point in types.items():
+        label = f"[retrieval.types.{name}]"
+        if name not in TYPE_NAMES:
+            problems.append(f"{label}: {name!r} is not a query type ({', '.join(TYPE_NAMES)})")
+        elif not isinstance(point, dict) or not {"w_dense", "threshold"} <= set(point):
+            problems.append(f"{label} must set w_dense and threshold")
+        elif not all(isinstance(point[k], (int, float)) and not isinstance(point[k], bool)
+                     and 0 <= point[k] <= 1 for k in ("w_dense", "threshold")):
+            problems.append(f"{label} w_dense and threshold must be numbers between 0 and 1")
+    if problems:
+        raise ConfigError(f"{where}: {problems[0]}.")

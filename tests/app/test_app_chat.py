@@ -41,7 +41,8 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     quoted, hits = why.dataframe[0].value, why.dataframe[1].value
     assert list(quoted.columns) == ["#", "quoted unit", "probability"]
     assert quoted["quoted unit"].iloc[0] in markdown_text(app)  # the lead unit, as answered
-    assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "blended", "text"]
+    assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
+                                  "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
 
 

@@ -74,7 +74,10 @@ def test_selecting_a_candidate_shows_its_text_with_query_terms_marked(inspector)
 
 def test_the_chart_has_both_contributions_and_the_threshold(inspector, sample_settings):
     figure = json.loads(inspector.get("plotly_chart")[0].proto.spec)
-    assert [trace["name"] for trace in figure["data"]] == ["dense × weight", "BM25 × weight"]
+    # the active settings weigh term match in (w_terms), so its part is stacked too
+    names = ["dense × weight", "BM25 × weight"] + (["term match × weight"]
+                                                   if sample_settings.w_terms else [])
+    assert [trace["name"] for trace in figure["data"]] == names
     assert figure["layout"]["barmode"] == "stack"
     line = figure["layout"]["shapes"][0]
     threshold = sample_settings.threshold

@@ -5,6 +5,7 @@ be worked out by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, date, datetime, timedelta
 
@@ -324,6 +325,16 @@ def test_contributions_add_up_to_the_blended_score(pool):
     assert len(frame) == 3
     assert np.allclose(frame["dense_part"] + frame["bm25_part"], frame["blended"], atol=1e-5)
     assert list(frame["status"]) == ["in top-k", "in top-k", "passed"]
+
+
+def test_contributions_with_signals_still_add_up(pool):
+    signals = {"terms": np.linspace(0.9, 0.1, len(pool.chunks)).astype(np.float32)}
+    weighted = dataclasses.replace(pool, signals=signals)
+    retrieval = rank_candidates(weighted, RetrievalSettings(0.8, 0.3, 5, 50, w_terms=0.25))
+    frame = contributions_frame(retrieval)
+    parts = frame["dense_part"] + frame["bm25_part"] + frame["terms_part"]
+    assert np.allclose(parts, frame["blended"], atol=1e-5)
+    assert frame["terms_part"].max() > 0 and not frame["authority_part"].any()
 
 
 def test_rank_changes_mark_moves_new_and_dropped(pool):

@@ -17,6 +17,7 @@ WRONG = [  # (settings.toml text, what the message must say)
     ('[retrieval]\ntop_k = "5"', '[retrieval] top_k must be a whole number, not "5".'),
     ('[retrieval]\ntop_k = 5.5', "[retrieval] top_k must be a whole number, not 5.5."),
     ('[retrieval]\nw_dense = "0.9"', '[retrieval] w_dense must be a number, not "0.9".'),
+    ('[retrieval]\nw_terms = "0.1"', '[retrieval] w_terms must be a number, not "0.1".'),
     ('[embedders.local]\nthreshold = "high"',
      '[embedders.local] threshold must be a number, not "high".'),
     ('[embedders.local]\nsource = 3', "[embedders.local] source must be text in quotes, not 3."),
@@ -53,6 +54,20 @@ OUT_OF_RANGE = [
      "[embedders.cohere] gate_caveat (0.7) must not be above gate_answer (0.5)."),
     ("[embedders.local]\nthreshold = 0.3\nlevel_high = 0.5\nlevel_medium = 0.6",
      "[embedders.local] level_medium (0.6) must not be above level_high (0.5)."),
+    ("[retrieval]\nw_terms = 1.5", "[retrieval] w_terms must be between 0 and 1, not 1.5."),
+    ("[retrieval]\nw_terms = 0.5\nw_authority = 0.5",
+     "[retrieval] w_terms + w_authority + w_recency must be at most 0.9, not 1."),
+    ('[retrieval]\nrerank = "fancy"',
+     '[retrieval] rerank (or RAG_RERANK) must be one of off, offline, cohere, not "fancy".'),
+    ("[retrieval]\nrerank_depth = 0", "[retrieval] rerank_depth must be between 1 and 500."),
+    ('[retrieval]\nquery_types = "magic"',
+     '[retrieval] query_types must be "rules" or "llm", not "magic".'),
+    ("[retrieval.types.factual]\nw_dense = 0.9",
+     "[retrieval.types.factual] must set w_dense and threshold."),
+    ("[retrieval.types.poetry]\nw_dense = 0.9\nthreshold = 0.3",
+     "[retrieval.types.poetry]: 'poetry' is not a query type"),
+    ("[retrieval.types.code]\nw_dense = 0.9\nthreshold = 3",
+     "[retrieval.types.code] w_dense and threshold must be numbers between 0 and 1."),
 ]
 
 

@@ -152,9 +152,13 @@ def test_search_json_candidates_sorted_and_hits_consistent(search_result: dict) 
                for h in hits)
     assert len({(h["chapter_id"], h["section_id"]) for h in hits}) == len(hits)
     assert hits[0]["chapter_id"] == "sensor-fusion" and hits[0]["section_id"] == "kalman-intuition"
-    for c in candidates:
-        w = search_result["settings"]["w_dense"]
-        assert c["blended"] == pytest.approx(w * c["dense"] + (1 - w) * c["bm25"], abs=2e-6)
+    settings = search_result["settings"]
+    w, w_terms = settings["w_dense"], settings["w_terms"]
+    assert search_result["query_type"] == "conceptual" and settings["rerank"] == "off"
+    for c in candidates:  # the blend as shown: (1 - signal weights) x hybrid + w x term match
+        hybrid = w * c["dense"] + (1 - w) * c["bm25"]
+        assert c["blended"] == pytest.approx((1 - w_terms) * hybrid + w_terms * c["terms"],
+                                             abs=2e-6)
 
 
 @pytest.mark.slow

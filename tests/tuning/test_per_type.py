@@ -82,3 +82,21 @@ def test_f1_by_hand() -> None:
     correct = np.array([True, False, False, True, False, True])
     # in scope: rows 0-3; tp = rows 0 and 3; answered 4 -> precision 2/4, recall 2/4
     assert f1_of(questions, answered, correct) == 0.5
+
+
+def test_applied_per_type_points_are_what_the_app_reads(tmp_path) -> None:
+    import shutil
+
+    from rag.config import DEFAULT_SETTINGS_FILE, load_settings
+    from rag.tuning.settings_writer import write_type_points
+
+    path = tmp_path / "settings.toml"
+    shutil.copy(DEFAULT_SETTINGS_FILE, path)
+    before = load_settings(settings_file=path, env={})
+    entry = write_type_points(path, {"comparison": {"w_dense": 0.7, "threshold": 0.45}},
+                              "local", {"question_set": "q.yaml", "per_type_f1": 0.9})
+    after = load_settings(settings_file=path, env={})
+    assert after.retrieval_for("comparison").threshold == 0.45
+    assert after.retrieval_for("factual") == before.retrieval  # the single point is kept
+    assert entry["types"] == "comparison 0.70/0.45" and entry["previous_types"] == "none"
+    assert after.w_terms == before.w_terms and after.threshold == before.threshold
