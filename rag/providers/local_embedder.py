@@ -20,16 +20,29 @@ from rag.errors import ConfigError, ProviderError
 from rag.notices import EMBED_RUNTIME_FALLBACK, Notice, make_notice
 from rag.providers.base import Embedder
 
+LOG = logging.getLogger(__name__)
 EXPECTED_SHA256 = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
 # Measured on 2 cores: one thread is fastest for queries and small batches (a second thread made
 # a query 17 ms -> 118 ms while the other core was busy); only bulk ingest may use more.
-QUERY_THREADS = int(os.environ.get("RAG_QUERY_THREADS", "1"))
-INGEST_THREADS = int(os.environ.get("RAG_INGEST_THREADS", "1"))
+
+
+def _threads(name: str) -> int:
+    """A thread count from the environment: a whole number from 1 to the cores; anything else
+    (unset, "abc", 0, 999) falls back to 1 or is capped, so a typo never stops the app."""
+    try:
+        value = int(os.environ.get(name, "1"))
+    except ValueError:
+        LOG.warning("%s=%r is not a whole number; using 1 thread.", name, os.environ.get(name))
+        return 1
+    return min(max(value, 1), os.cpu_count() or 1)
+
+
+QUERY_THREADS = _threads("RAG_QUERY_THREADS")
+INGEST_THREADS = _threads("RAG_INGEST_THREADS")
 BULK = 128  # batches at least this large are ingest, not a request
-LOG = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 _MODELS: dict[str, object] = {}
 

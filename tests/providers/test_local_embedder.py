@@ -150,3 +150,15 @@ def test_an_unknown_runtime_is_refused(tmp_path: Path) -> None:
         LocalEmbedder(runtime="tensorrt", cache_dir=tmp_path)
     with pytest.raises(ConfigError, match="needs a folder for its export"):
         LocalEmbedder(runtime="onnx")
+
+
+@pytest.mark.parametrize("value, expected", [("abc", 1), ("0", 1), ("-3", 1), ("1", 1),
+                                             ("9999", None)])
+def test_thread_counts_from_the_environment_never_stop_the_app(monkeypatch, value, expected):
+    import os
+
+    from rag.providers import local_embedder
+
+    monkeypatch.setenv("RAG_QUERY_THREADS", value)
+    got = local_embedder._threads("RAG_QUERY_THREADS")
+    assert got == (expected if expected is not None else (os.cpu_count() or 1))
