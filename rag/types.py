@@ -183,6 +183,7 @@ class Citation:
     excerpt: str
     confidence: float  # the cited chunk's blended score
     stable: bool
+    page_end: int | None = None  # the last page of a PDF excerpt (page is its first)
 
 
 @dataclass(frozen=True)

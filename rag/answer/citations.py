@@ -123,7 +123,7 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
             marker=f"S{n}", text=display_text(c, excerpt),
             url=build_url(template, base_url, c), chunk_id=c.chunk_id, module_id=c.module_id,
             chapter_id=c.chapter_id, section_id=c.section_id, section_title=c.section_title,
-            page=c.page, excerpt=excerpt, confidence=hit.blended,
+            page=c.page, page_end=c.page_end, excerpt=excerpt, confidence=hit.blended,
             stable=c.stable and bool(c.section_id)))
     return CitedAnswer(text, tuple(citations), unresolved, count_uncited(text))
 

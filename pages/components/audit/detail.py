@@ -14,8 +14,6 @@ from pages.components.common.tables import (
     stage_latency_frame,
 )
 
-SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
-
 
 def show_record(record: dict) -> None:
     st.markdown(f"#### {record.get('user_query_text', '')}".replace("$", "\\$"))
@@ -45,21 +43,37 @@ def show_record(record: dict) -> None:
                          column_config={c: st.column_config.NumberColumn(c, format="%.1f ms")
                                         for c in latency["stage"]})
     with tabs[1]:
-        st.dataframe(record_hits_frame(record), hide_index=True, width="stretch",
-                     column_config={"dense": SCORE, "bm25": SCORE, "blended": SCORE})
+        hits = record_hits_frame(record)
+        hits = hits.drop(columns=[c for c in ("terms", "rerank") if hits[c].isna().all()])
+        st.dataframe(hits, hide_index=True, width="stretch", column_config={
+            "rank": "Rank", "section": "Section", "where": "Section ID", "source": "Source",
+            "dense": st.column_config.NumberColumn("Dense", format="%.3f"),
+            "bm25_raw": st.column_config.NumberColumn("BM25 raw", format="%.2f"),
+            "bm25": st.column_config.NumberColumn("BM25", format="%.3f"),
+            "terms": st.column_config.NumberColumn("Term match", format="%.3f"),
+            "blended": st.column_config.NumberColumn("Blended", format="%.3f"),
+            "rerank": st.column_config.NumberColumn("Re-rank", format="%.3f"),
+            "passed": st.column_config.CheckboxColumn("Passed")})
         pool = (record.get("candidate_pool") or {}).get("candidates") or []
         st.caption(f"{record.get('chunks_retrieved_count') or 0} candidates scored, "
                    f"{len(pool)} kept in the log for replay.")
     with tabs[2]:
         st.dataframe(record_citations_frame(record, link_base_url()), hide_index=True,
                      width="stretch",
-                     column_config={"url": st.column_config.LinkColumn("url"), "score": SCORE})
+                     column_config={"marker": "Source", "section": "Section",
+                                    "url": st.column_config.LinkColumn("Link"), "page": "Page",
+                                    "stable": st.column_config.CheckboxColumn("Stable ID"),
+                                    "score": st.column_config.NumberColumn("Score",
+                                                                           format="%.3f"),
+                                    "excerpt": "Excerpt"})
     with tabs[3]:
         verdicts = record_verdicts_frame(record)
         if verdicts.empty:
             st.caption("No guardrail acted on this answer.")
         else:
-            st.dataframe(verdicts, hide_index=True, width="stretch")
+            st.dataframe(verdicts, hide_index=True, width="stretch", column_config={
+                "guardrail": "Guardrail", "reason": "Reason", "reason_code": "Code",
+                "action": "Action", "message": "Message"})
         st.json(record.get("validation") or {}, expanded=False)
     with tabs[4]:
         st.code(record.get("llm_prompt") or "(the extractive answerer uses no prompt)",

@@ -193,6 +193,8 @@ def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> 
         href = citation_href(c, base_url)
         link = f"[{title}]({href})" if href else f"**{title}**"
         page = f" · page {c['page']}" if c.get("page") else ""
+        if c.get("page") and c.get("page_end") and c["page_end"] != c["page"]:
+            page = f" · pages {c['page']}–{c['page_end']}"
         unstable = "" if c.get("stable", True) or not c.get("url") else " · links to chapter"
         excerpt = _md_escape(c.get("excerpt", "")).replace("\n", " ")
         lines.append(f"{i}. {link}{page}{unstable} — *“{excerpt}”*")

@@ -14,6 +14,7 @@ import pandas as pd
 from pages.components.common.format import plain_markdown
 from pages.components.common.links import citation_href, reader_href
 from rag.answer.citations import build_url
+from rag.answer.guardrails import reason_label
 from rag.audit.filters import AuditFilters
 from rag.types import Chunk, Retrieval
 
@@ -223,9 +224,18 @@ def record_hits_frame(record: dict[str, Any]) -> pd.DataFrame:
         "rank": h.get("rank"), "section": h.get("section_title", ""),
         "where": f"{h.get('chapter_id', '')}#{h.get('section_id', '')}",
         "source": h.get("source", ""), "dense": h.get("dense"), "bm25_raw": h.get("bm25_raw"),
-        "bm25": h.get("bm25"), "blended": h.get("blended"), "passed": h.get("passed"),
+        "bm25": h.get("bm25"), "terms": h.get("terms"), "blended": h.get("blended"),
+        "rerank": h.get("rerank"), "passed": h.get("passed"),
     } for h in rows], columns=["rank", "section", "where", "source", "dense", "bm25_raw", "bm25",
-                               "blended", "passed"])
+                               "terms", "blended", "rerank", "passed"])
+
+
+def page_text(citation: dict[str, Any]) -> str:
+    """ "42", "42–43" (a PDF excerpt over a page turn), or "" when the book has no pages."""
+    first, last = citation.get("page"), citation.get("page_end")
+    if not first:
+        return ""
+    return f"{first}–{last}" if last and last != first else str(first)
 
 
 def record_citations_frame(record: dict[str, Any], base_url: str | None = None
@@ -233,17 +243,21 @@ def record_citations_frame(record: dict[str, Any], base_url: str | None = None
     """The recorded citations; base_url given: `url` is the rendered href (see reader_href)."""
     rows = record.get("citations") or []
     return pd.DataFrame([{"marker": c.get("marker"), "section": c.get("section_title"),
-                          "url": citation_href(c, base_url) or None, "page": c.get("page"),
+                          "url": citation_href(c, base_url) or None,
+                          "page": page_text(c),
                           "stable": c.get("stable"), "score": c.get("confidence"),
                           "excerpt": c.get("excerpt")} for c in rows],
                         columns=["marker", "section", "url", "page", "stable", "score", "excerpt"])
 
 
 def record_verdicts_frame(record: dict[str, Any]) -> pd.DataFrame:
+    """The guardrail decisions, the reason in words beside its code."""
     rows = record.get("guardrail_actions") or []
-    return pd.DataFrame([{k: v.get(k) for k in ("guardrail", "reason_code", "action", "message")}
+    return pd.DataFrame([{**{k: v.get(k) for k in ("guardrail", "reason_code", "action",
+                                                  "message")},
+                          "reason": reason_label(v.get("reason_code") or "unknown")}
                          for v in rows],
-                        columns=["guardrail", "reason_code", "action", "message"])
+                        columns=["guardrail", "reason", "reason_code", "action", "message"])
 
 
 def stage_latency_frame(record: dict[str, Any]) -> pd.DataFrame:
