@@ -57,7 +57,7 @@ def test_answers_are_spooled_and_the_message_says_to_move_the_file_aside(damaged
 def test_reads_and_the_console_say_the_file_is_damaged(damaged, capsys):
     with AuditStore(damaged) as store:
         store.record(make_response("spooled question"))
-    assert main(["audit", "stats", "--json", "--db", str(damaged)]) == 0
+    assert main(["audit", "stats", "--json", "--book", "all", "--db", str(damaged)]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["total"] == 1  # the spooled entry
     assert DAMAGED in err and "Showing only the 1 entries still in the spool" in err

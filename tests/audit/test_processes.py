@@ -89,12 +89,12 @@ def test_cli_reads_the_spool_while_locked_and_refuses_writes(held_db, capsys, mo
     store.record(make_response("spooled one"))
     store.record(make_response("spooled two", status="refused"))
     store.close()
-    assert main(["audit", "stats", "--json", "--db", str(held_db)]) == 0
+    assert main(["audit", "stats", "--json", "--book", "all", "--db", str(held_db)]) == 0
     out, err = capsys.readouterr()
     stats = json.loads(out)
     assert (stats["total"], stats["refused"]) == (2, 1)
     assert "in use by another Folio process" in err and "spool" in err
-    assert main(["audit", "list", "--db", str(held_db)]) == 0
+    assert main(["audit", "list", "--book", "all", "--db", str(held_db)]) == 0
     assert "spooled two" in capsys.readouterr().out
     for argv in (["audit", "prune"], ["audit", "archive"], ["audit", "sql", "SELECT 1"]):
         assert main([*argv, "--db", str(held_db)]) == 2

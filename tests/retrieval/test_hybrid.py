@@ -208,9 +208,10 @@ def test_retrieval_finds_the_labelled_section(sample_index, sample_settings) -> 
 
 def test_candidates_carry_both_components(sample_index, sample_settings) -> None:
     result = retrieve(sample_index, KALMAN, sample_settings.retrieval)
-    for h in result.candidates:
-        w = result.settings.w_dense
-        assert h.blended == pytest.approx(w * h.dense + (1 - w) * h.bm25, abs=2e-6)
+    w, w_terms = result.settings.w_dense, result.settings.w_terms
+    for h in result.candidates:  # the blend exactly as displayed, term match included
+        hybrid = w * h.dense + (1 - w) * h.bm25
+        assert h.blended == pytest.approx((1 - w_terms) * hybrid + w_terms * h.terms, abs=2e-6)
         assert h.bm25 == pytest.approx(h.bm25_raw / result.bm25_max, abs=1e-5)
     assert any(h.bm25 == pytest.approx(1.0) for h in result.candidates)
 

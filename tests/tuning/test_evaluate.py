@@ -59,7 +59,8 @@ def test_the_evaluation_equals_the_steps_wired_by_hand(evaluated, sample_index,
     s = sample_settings
     pools = candidate_pass(sample_index, subset, s.candidate_pool)
     sections = sorted({c.section_ref for c in sample_index.chunks})
-    result = run_sweep(build_arrays(subset, pools, s.top_k, sections))
+    result = run_sweep(build_arrays(subset, pools, s.top_k, sections,
+                                    s.retrieval.signal_weights))  # term match as the app
     rec = recommend(result, "max_f1", None, current=(s.w_dense, s.threshold))
     assert (evaluated.recommendation.w_dense, evaluated.recommendation.threshold) == \
         (rec.w_dense, rec.threshold)
