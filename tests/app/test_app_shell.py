@@ -61,8 +61,11 @@ def test_the_sidebar_describes_book_index_providers_and_settings(
     assert "Audit log: DuckDB audit.duckdb" in text
     s = sample_settings
     assert (f"Dense {s.w_dense:.2f} · BM25 {1 - s.w_dense:.2f} · threshold {s.threshold:.2f} · "
-            f"top-k {s.top_k} · pool {s.candidate_pool}") in text
-    assert f"Threshold from: {sample_settings.threshold_source}" in text
+            f"top-k {s.top_k} · pool {s.candidate_pool} · term match {s.w_terms:.2f}") in text
+    from pages.components.common.format import words
+
+    assert f"Threshold from: {words(sample_settings.threshold_source)}" in text
+    assert "recall_at_k" not in text and "false_answer_rate" not in text
     assert [b.label for b in at.sidebar.button] == ["Rebuild index"]
 
 

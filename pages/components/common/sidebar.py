@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.common.format import words
 from pages.components.common.provenance import OTHER_BOOK, threshold_provenance
 from pages.components.common.shared import FLASH_KEY, AppContext, run_build
 from rag.errors import RagError
@@ -50,9 +51,14 @@ def render_sidebar(ctx: AppContext) -> None:
                 st.caption(":green[:material/link:] Every section has a stable ID.")
             st.caption(_index_line(status))
         st.markdown("**Retrieval**")
+        stages = "".join(f" · {label} {weight:.2f}" for label, weight in (
+            ("term match", s.w_terms), ("authority", s.w_authority),
+            ("recency", s.w_recency)) if weight > 0)
+        stages += f" · re-ranking: {s.rerank}" if s.rerank != "off" else ""
+        stages += f" · {len(s.type_settings)} per-type point(s)" if s.type_settings else ""
         st.caption(f"Dense {s.w_dense:.2f} · BM25 {1 - s.w_dense:.2f} · threshold "
-                   f"{s.threshold:.2f} · top-k {s.top_k} · pool {s.candidate_pool}")
-        st.caption(f"Threshold from: {threshold_provenance(s)}")
+                   f"{s.threshold:.2f} · top-k {s.top_k} · pool {s.candidate_pool}{stages}")
+        st.caption(f"Threshold from: {words(threshold_provenance(s))}")
         if gate_book := s.tuned_elsewhere("gate"):
             st.caption(f"Confidence gate {OTHER_BOOK.format(book=gate_book)}")
         st.markdown("**Providers**")
