@@ -292,3 +292,73 @@ def ask(at: AppTest, question: str) -> AppTest:
 
 if __name__ == "__main__":
     record_forever(Path(sys.argv[1]), int(sys.argv[2]))
+
+
+# -- a real `streamlit run` for the browser tests --------------------------------------------------
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def chromium() -> str:
+    """Debian's Chromium; a skip without it (a failure in CI, which installs it)."""
+    import shutil
+
+    path = shutil.which("chromium")
+    if path:
+        return path
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail("Chromium is required in CI (apt-get install chromium, see .ci/run).")
+    pytest.skip("Chromium is not installed here (Debian: apt-get install chromium); the browser "
+                "test runs in CI.")
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"streamlit did not become healthy at {url} within {timeout_s:.0f} s")
+
+
+@contextmanager
+def streamlit_app(work: Path, **env: str) -> Iterator[str]:
+    """`streamlit run app.py` on a free loopback port with its own index and audit file under
+    `work` (env adds or, with "", removes variables); yields its URL; always terminated."""
+    import signal
+
+    port = free_port()
+    environ = {**os.environ, "RAG_INDEX_DIR": str(work / "index"),
+               "RAG_AUDIT_DB": str(work / "audit.duckdb"), "HF_HUB_OFFLINE": "1", **env}
+    environ = {k: v for k, v in environ.items() if v != ""}
+    log = open(work / "streamlit.log", "w")  # noqa: SIM115  (closed in finally)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true",
+         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+        cwd=PROJECT_ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        log.close()
+        if process.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
+            print((work / "streamlit.log").read_text()[-4000:])  # why it died, in the report

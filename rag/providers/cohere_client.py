@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from rag.errors import ProviderError
+from rag.errors import ConfigError, ProviderError
 from rag.providers.base import seconds_left
 
 DEFAULT_URL = "https://api.cohere.com"
@@ -36,6 +37,23 @@ class CohereCaller:
     max_retries: int
     sleep: Callable[[float], None]
     _client: Any = None
+
+    def _configure(self, model: str, api_key: str | None, base_url: str | None,
+                   timeout: float, max_retries: int, sleep: Callable[[float], None],
+                   missing_key: str) -> None:
+        """The key (argument, environment or secrets.toml; ConfigError `missing_key` without
+        one), the URL (COHERE_BASE_URL for a loopback server), timeouts and retries."""
+        from rag.config import get_secret
+
+        self.api_key = api_key or get_secret("COHERE_API_KEY")
+        if not self.api_key:
+            raise ConfigError(missing_key)
+        self.model_id = model
+        self.base_url = base_url or os.environ.get("COHERE_BASE_URL") or None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.sleep = sleep
+        self._client = None
 
     def client(self) -> Any:
         if self._client is None:

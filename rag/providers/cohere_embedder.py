@@ -7,7 +7,6 @@ margin. Requests send truncate="END", so a chunk that is still too long is cut, 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -15,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rag.config import get_secret
-from rag.errors import ConfigError, ProviderError
+from rag.errors import ProviderError
 from rag.providers.base import Embedder
 from rag.providers.cohere_client import (  # noqa: F401  (re-exported for callers and tests)
     CohereCaller,
@@ -42,15 +40,7 @@ class CohereEmbedder(CohereCaller, Embedder):
     def __init__(self, model: str = DEFAULT_MODEL, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 20.0, max_retries: int = 4,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        self.api_key = api_key or get_secret("COHERE_API_KEY")
-        if not self.api_key:
-            raise ConfigError(MISSING_KEY)
-        self.model_id = model
-        self.base_url = base_url or os.environ.get("COHERE_BASE_URL") or None
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.sleep = sleep
-        self._client: Any = None
+        self._configure(model, api_key, base_url, timeout, max_retries, sleep, MISSING_KEY)
 
     def count_tokens(self, text: str) -> int:
         """An over-estimate of Cohere's count, so chunks stay under max_tokens."""

@@ -6,13 +6,11 @@ re-ranking stage keeps the hybrid order with a notice (rag.retrieval.rerank).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rag.config import get_secret
-from rag.errors import ConfigError, ProviderError
+from rag.errors import ProviderError
 from rag.providers.cohere_client import CohereCaller
 
 DEFAULT_RERANK_MODEL = "rerank-v3.5"
@@ -29,15 +27,7 @@ class CohereReranker(CohereCaller):
     def __init__(self, model: str = DEFAULT_RERANK_MODEL, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 10.0, max_retries: int = 1,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        self.api_key = api_key or get_secret("COHERE_API_KEY")
-        if not self.api_key:
-            raise ConfigError(MISSING_KEY)
-        self.model_id = model
-        self.base_url = base_url or os.environ.get("COHERE_BASE_URL") or None
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.sleep = sleep
-        self._client: Any = None
+        self._configure(model, api_key, base_url, timeout, max_retries, sleep, MISSING_KEY)
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """Relevance of each text to the query, in the texts' order."""

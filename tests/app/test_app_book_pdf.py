@@ -7,11 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,8 +21,16 @@ from pages.components.book.text import (
     resolve_links,
 )
 from rag.book.parse import parse_book
-from rag.config import PROJECT_ROOT, load_settings
-from tests.builders import ask, free_port, markdown_text, open_app, print_pdf, shared_path
+from rag.config import load_settings
+from tests.builders import (
+    ask,
+    chromium,
+    markdown_text,
+    open_app,
+    print_pdf,
+    shared_path,
+    streamlit_app,
+)
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 BALANCE = """<html><head><meta charset="utf-8"><title>Balance</title><style>
@@ -189,32 +192,9 @@ def test_a_pdf_answer_cites_its_page(monkeypatch, pdf_book: Path, app_dirs) -> N
 
 @pytest.fixture(scope="module")
 def server(pdf_book: Path, tmp_path_factory) -> Iterator[str]:
-    if not shutil.which("chromium"):
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
-    work = tmp_path_factory.mktemp("pdf-browser")
-    port = free_port()
-    env = {**os.environ, "RAG_BOOK": str(pdf_book), "RAG_INDEX_DIR": str(work / "index"),
-           "RAG_AUDIT_DB": str(work / "audit.duckdb"), "HF_HUB_OFFLINE": "1"}
-    with open(work / "streamlit.log", "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true",
-             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and process.poll() is None:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                        break
-                except OSError:
-                    time.sleep(0.5)
-            yield url
-        finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+    chromium()
+    with streamlit_app(tmp_path_factory.mktemp("pdf-browser"), RAG_BOOK=str(pdf_book)) as url:
+        yield url
 
 
 @pytest.mark.slow

@@ -5,13 +5,6 @@ Screenshots of each page are saved under tests/artifacts/ (ignored by git)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -22,74 +15,21 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
 from rag.config import PROJECT_ROOT
-from tests.builders import free_port
+from tests.builders import CHROMIUM_ARGS, chromium, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ANSWER = "[data-testid='stChatMessageContent']"
 FIRST_LOAD_MS = 240_000  # the first page load builds the index of the sample book
 STEP_MS = 60_000
-
-
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path:
-        return path
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("Chromium is required in CI (apt-get install chromium, see .ci/run).")
-    pytest.skip("Chromium is not installed here (Debian: apt-get install chromium); the browser "
-                "test runs in CI.")
-
-
-
-
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"streamlit did not become healthy at {url} within {timeout_s:.0f} s")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[str]:
     """`streamlit run app.py` with its own index and audit file; always terminated."""
     chromium()  # skip (or fail in CI) before starting anything
-    work = tmp_path_factory.mktemp("browser")
-    port = free_port()
-    env = {**os.environ, "RAG_INDEX_DIR": str(work / "index"),
-           "RAG_AUDIT_DB": str(work / "audit.duckdb"), "HF_HUB_OFFLINE": "1"}
-    log = open(work / "streamlit.log", "w")  # noqa: SIM115  (closed in finally)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-        cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process)
+    with streamlit_app(tmp_path_factory.mktemp("browser")) as url:
         yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        log.close()
-        if process.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
-            print((work / "streamlit.log").read_text()[-4000:])
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,13 +15,10 @@ from playwright.sync_api import sync_playwright
 
 from pages.components.chat.support import LEGACY_STORAGE_KEY, serialize_history, storage_key
 from rag.answer.record import history_record
-from rag.config import PROJECT_ROOT
-from tests.builders import free_port, make_response
+from tests.builders import CHROMIUM_ARGS, chromium, make_response, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ANSWER = "[data-testid='stChatMessageContent']"
 FIRST_LOAD_MS = 240_000  # the first page load builds the index of the sample book
 STEP_MS = 60_000
@@ -41,60 +31,12 @@ if (!window.sessionStorage.getItem("folio-test-seeded")) {
 """
 
 
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path:
-        return path
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("Chromium is required in CI (apt-get install chromium, see .ci/run).")
-    pytest.skip("Chromium is not installed here (Debian: apt-get install chromium); the browser "
-                "test runs in CI.")
-
-
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"streamlit did not become healthy at {url} within {timeout_s:.0f} s")
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[str]:
     """`streamlit run app.py` over the sample book with its own index and audit file."""
     chromium()
-    work = tmp_path_factory.mktemp("browser-books")
-    port = free_port()
-    env = {**os.environ, "RAG_INDEX_DIR": str(work / "index"),
-           "RAG_AUDIT_DB": str(work / "audit.duckdb"), "HF_HUB_OFFLINE": "1"}
-    env.pop("RAG_BOOK", None)
-    log = open(work / "streamlit.log", "w")  # noqa: SIM115  (closed in finally)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-        cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process)
+    with streamlit_app(tmp_path_factory.mktemp("browser-books"), RAG_BOOK="") as url:
         yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        log.close()
 
 
 @pytest.fixture(scope="module")

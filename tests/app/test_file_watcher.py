@@ -11,15 +11,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 import websockets
 
 from rag.config import PROJECT_ROOT
-from tests.builders import free_port
+from tests.builders import free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
 DIRS, FILES = 300, 20  # a venv-like tree: 300 folders of 20 modules
@@ -38,18 +36,6 @@ def inotify_inodes(pid: int) -> set[int]:
                 field = next(f for f in line.split() if f.startswith("ino:"))
                 inodes.add(int(field[4:], 16))
     return inodes
-
-
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"streamlit exited with code {process.returncode}"
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"streamlit did not become healthy at {url}")
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="inotify and /proc are Linux's")
