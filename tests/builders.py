@@ -362,3 +362,16 @@ def streamlit_app(work: Path, **env: str) -> Iterator[str]:
         log.close()
         if process.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
             print((work / "streamlit.log").read_text()[-4000:])  # why it died, in the report
+
+
+@contextmanager
+def launched_chromium():
+    """Playwright driving Debian's Chromium (never `playwright install`); closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()

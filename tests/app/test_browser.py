@@ -12,10 +12,9 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import sync_playwright
 
 from rag.config import PROJECT_ROOT
-from tests.builders import CHROMIUM_ARGS, chromium, streamlit_app
+from tests.builders import chromium, launched_chromium, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -34,12 +33,8 @@ def server(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
+    with launched_chromium() as instance:
+        yield instance
 
 
 def eval_question() -> str:

@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from pages.components.chat.support import LEGACY_STORAGE_KEY, serialize_history, storage_key
 from rag.answer.record import history_record
-from tests.builders import CHROMIUM_ARGS, chromium, make_response, streamlit_app
+from tests.builders import chromium, launched_chromium, make_response, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -41,12 +40,8 @@ def server(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
+    with launched_chromium() as instance:
+        yield instance
 
 
 def shoot(page, name: str) -> None:
