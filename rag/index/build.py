@@ -58,6 +58,9 @@ class BookIndex:
     manifest: dict
     sentences: SentenceTable | None = None  # None: built before sentence vectors were kept
     positions: dict[str, int] = field(default_factory=dict)
+    # values derived from the chunks, computed on first use and shared by shallow copies (the
+    # pipeline copies the index per request), so each is computed once per loaded index
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.positions = {c.chunk_id: i for i, c in enumerate(self.chunks)}

@@ -32,16 +32,13 @@ def pool_signals(index, query: str, positions: Sequence[int]) -> dict[str, np.nd
 
 
 def book_signals(index) -> tuple[np.ndarray, np.ndarray]:
-    """(authority, recency) of every chunk of the book, computed once per loaded index."""
-    cached = getattr(index, "_book_signals", None)
-    if cached is None or len(cached[0]) != len(index.chunks):
-        cached = (np.array([authority_of(c) for c in index.chunks], dtype=np.float32),
-                  recency_scores(index.chunks))
-        try:
-            index._book_signals = cached
-        except AttributeError:  # an index type without attributes: computed per query
-            pass
-    return cached
+    """(authority, recency) of every chunk of the book, computed once per loaded index (kept
+    in BookIndex.derived, which every request's copy of the index shares)."""
+    key = ("book_signals", id(index.chunks))
+    if key not in index.derived:
+        index.derived[key] = (np.array([authority_of(c) for c in index.chunks],
+                                       dtype=np.float32), recency_scores(index.chunks))
+    return index.derived[key]
 
 
 def authority_of(chunk: Chunk) -> float:
