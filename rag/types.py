@@ -69,6 +69,12 @@ class Chunk:
         return f"{self.chapter_id}#{self.section_id}"
 
 
+# The names settings may use for the retrieval stages (checked in rag.config.check).
+RERANKERS = ("off", "offline", "cohere")
+QUERY_TYPES = ("factual", "conceptual", "comparison", "procedural", "code", "realtime")
+MAX_SIGNALS = 0.9  # the composite signals may take at most this share of the blended score
+
+
 @dataclass(frozen=True)
 class RetrievalSettings:
     w_dense: float = 0.85

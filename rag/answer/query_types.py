@@ -14,8 +14,8 @@ import re
 from rag.answer.guardrails import CODE_REQUEST_RE, REALTIME_RE
 from rag.errors import RagError
 from rag.providers.base import LLM, Message
+from rag.types import QUERY_TYPES
 
-QUERY_TYPES = ("factual", "conceptual", "comparison", "procedural", "code", "realtime")
 TYPE_LABELS = {"factual": "Factual", "conceptual": "Conceptual", "comparison": "Comparison",
                "procedural": "Procedural", "code": "Code", "realtime": "Real-time"}
 # A labelled set's `category` column, where its names differ from the types.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import ConfigError
+from rag.types import MAX_SIGNALS, QUERY_TYPES, RERANKERS
 
 URL_FIELDS = ("base_url", "module_id", "chapter_id", "section_id")
 # what each kind accepts, and how a message names it
@@ -146,11 +147,6 @@ def fail(where: str, key: str, wanted: str, value: Any) -> None:
     raise ConfigError(f"{where}: {key} must be {wanted}, not {shown_value(value)}.")
 
 
-RERANKERS = ("off", "offline", "cohere")  # rag.retrieval.rerank.RERANKERS
-TYPE_NAMES = ("factual", "conceptual", "comparison", "procedural", "code", "realtime")
-MAX_SIGNALS = 0.9  # rag.retrieval.hybrid.MAX_SIGNALS
-
-
 def stage_problems(values: dict[str, Any]) -> list[str]:
     """What is wrong with the retrieval-stage settings (names as settings.toml spells them)."""
     problems = []
@@ -185,8 +181,8 @@ def check_stages(retrieval: Any, where: str) -> None:
         types = {}
     for name, point in types.items():
         label = f"[retrieval.types.{name}]"
-        if name not in TYPE_NAMES:
-            problems.append(f"{label}: {name!r} is not a query type ({', '.join(TYPE_NAMES)})")
+        if name not in QUERY_TYPES:
+            problems.append(f"{label}: {name!r} is not a query type ({', '.join(QUERY_TYPES)})")
         elif not isinstance(point, dict) or not {"w_dense", "threshold"} <= set(point):
             problems.append(f"{label} must set w_dense and threshold")
         elif not all(isinstance(point[k], (int, float)) and not isinstance(point[k], bool)

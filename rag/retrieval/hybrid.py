@@ -17,12 +17,11 @@ from rag.index.build import BookIndex, dense_scores_for
 from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
 from rag.retrieval.query import validate_query
 from rag.retrieval.signals import SIGNALS, pool_signals
-from rag.types import Chunk, Hit, Retrieval, RetrievalSettings
+from rag.types import MAX_SIGNALS, Chunk, Hit, Retrieval, RetrievalSettings
 
 REASON_BELOW = "below_threshold"
 REASON_DUPLICATE = "duplicate_section"
 REASON_BEYOND = "beyond_top_k"
-MAX_SIGNALS = 0.9  # the composite signals may take at most this share of the blended score
 
 
 @dataclass(frozen=True)

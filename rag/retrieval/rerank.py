@@ -27,9 +27,8 @@ from rag.errors import ConfigError, RagError
 from rag.index.lexical import tokenize
 from rag.notices import RERANK_FAILED, make_notice
 from rag.retrieval.hybrid import REASON_BEYOND, REASON_DUPLICATE, CandidatePool
-from rag.types import Hit, Retrieval
+from rag.types import RERANKERS, Hit, Retrieval
 
-RERANKERS = ("off", "offline", "cohere")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
