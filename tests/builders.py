@@ -283,6 +283,18 @@ def markdown_text(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
+
+def open_book_page(monkeypatch, index_dir: Path, audit_db: Path, env: dict[str, str] | None = None,
+                   **params: str) -> AppTest:
+    """The app opened on the Book page with these query parameters (as a citation link sets)."""
+    at = open_app(monkeypatch, index_dir, audit_db, **(env or {}))
+    assert not at.exception, at.exception
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.switch_page("pages/book.py").run()
+    assert not at.exception, at.exception
+    return at
+
 def ask(at: AppTest, question: str) -> AppTest:
     """Ask in the chat (switching to it first if needed) and fail on any uncaught exception."""
     at.chat_input[0].set_value(question).run()

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import open_app
+from tests.builders import open_book_page
 
 pytestmark = pytest.mark.slow
 
 
 def open_book(monkeypatch, settings, **params: str):
-    at = open_app(monkeypatch, settings.index_dir, settings.audit_db)
-    assert not at.exception, at.exception
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.switch_page("pages/book.py").run()
-    assert not at.exception, at.exception
-    return at
+    return open_book_page(monkeypatch, settings.index_dir, settings.audit_db, **params)
 
 
 def headings(at) -> list[str]:

@@ -27,6 +27,7 @@ from tests.builders import (
     chromium,
     markdown_text,
     open_app,
+    open_book_page,
     print_pdf,
     shared_path,
     streamlit_app,
@@ -142,13 +143,7 @@ def app_dirs(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def open_book(monkeypatch, pdf_book: Path, app_dirs, **params: str):
-    at = open_app(monkeypatch, *app_dirs, RAG_BOOK=str(pdf_book))
-    assert not at.exception, at.exception
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.switch_page("pages/book.py").run()
-    assert not at.exception, at.exception
-    return at
+    return open_book_page(monkeypatch, *app_dirs, {"RAG_BOOK": str(pdf_book)}, **params)
 
 
 @pytest.mark.slow
