@@ -72,6 +72,7 @@ class Chunk:
 # The names settings may use for the retrieval stages (checked in rag.config.check).
 RERANKERS = ("off", "offline", "cohere")
 QUERY_TYPES = ("factual", "conceptual", "comparison", "procedural", "code", "realtime")
+LOCAL_CLIENT = "local"  # the audit's client for questions asked without a key or sign-in
 MAX_SIGNALS = 0.9  # the composite signals may take at most this share of the blended score
 
 

@@ -32,7 +32,7 @@ from rag.providers.memo import QueryMemo
 from rag.retrieval.query import validate_query
 from rag.retrieval.search import search_book
 from rag.retrieval.selection import score_selection
-from rag.types import Draft, Response, Retrieval
+from rag.types import LOCAL_CLIENT, Draft, Response, Retrieval
 
 TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
 # A slow or silent embedding service costs at most this, once, at start-up: with a silent Cohere
@@ -69,10 +69,11 @@ class Pipeline:
 
     def answer(self, question: str | bytes, mode: str = FULL_BOOK, selection: str | None = None,
                selection_time: datetime | None = None, history: Sequence = (),
-               session_id: str = "", settings: Settings | None = None) -> Response:
+               session_id: str = "", settings: Settings | None = None,
+               client_id: str = LOCAL_CLIENT) -> Response:
         response = None
         for item in self.answer_stream(question, mode, selection, selection_time, history,
-                                       session_id, settings, stream=False):
+                                       session_id, settings, stream=False, client_id=client_id):
             if isinstance(item, Response):
                 response = item
         assert response is not None  # answer_stream always ends with a Response
@@ -81,9 +82,11 @@ class Pipeline:
     def answer_stream(self, question: str | bytes, mode: str = FULL_BOOK,
                       selection: str | None = None, selection_time: datetime | None = None,
                       history: Sequence = (), session_id: str = "",
-                      settings: Settings | None = None, stream: bool = True
-                      ) -> Iterator[str | Response]:
-        """Text deltas while the answer is written, then the final Response (always last)."""
+                      settings: Settings | None = None, stream: bool = True,
+                      client_id: str = LOCAL_CLIENT) -> Iterator[str | Response]:
+        """Text deltas while the answer is written, then the final Response (always last).
+        client_id names who asked (an API key's name, a signed-in role, or "local") for the
+        audit row."""
         settings = settings or self.settings
         turn = Turn(question="", settings=settings, started=time.perf_counter(),
                     index=self._request_index())
@@ -118,7 +121,7 @@ class Pipeline:
             response = error_response(turn, meta, str(e) or stage, TIMEOUT_MESSAGE)
         except RagError as e:  # input, provider, index: a clear message attributed to the stage
             response = error_response(turn, meta, stage, str(e))
-        self._record(response, session_id)
+        self._record(response, session_id, client_id)
         yield response
 
     def _warm_up(self) -> None:
@@ -269,11 +272,12 @@ class Pipeline:
         return extractive_draft(turn.question, hits, candidates, table, vector,
                                 self.sentence_vectors, count)
 
-    def _record(self, response: Response, session_id: str) -> None:
+    def _record(self, response: Response, session_id: str, client_id: str = LOCAL_CLIENT
+                ) -> None:
         if self.audit is None:
             return
         try:
-            self.audit.record(response, session_id=session_id)
+            self.audit.record(response, session_id=session_id, client_id=client_id)
         except RagError as e:
             response.metadata.setdefault("notices", []).append(
                 make_notice(AUDIT_UNAVAILABLE, error=e).to_dict())
