@@ -129,7 +129,8 @@ class Pipeline:
         anthropic took 5 s on a busy machine), which must not count against a question's budget."""
         try:
             with network_deadline(WARM_UP_S):  # a silent service must not hold start-up
-                self.index.embedder.embed_query("warm up")
+                self.index.embedder.embed_query("warm up")  # the retrieval model
+                self.index.embedder.embed_query_exact("warm up")  # the answerer's
         except RagError:
             pass  # retrieval will degrade to BM25 with a notice, per question
         make_client = getattr(self.llm, "client", None)  # AnthropicLLM builds its client lazily
@@ -261,12 +262,13 @@ class Pipeline:
             return draft
 
     def _extractive(self, turn: Turn, hits, candidates) -> Draft:
-        """Book units scored with the sentence vectors kept with the index (the question's
-        vector is the one retrieval embedded); by words alone when the embedder fails."""
+        """Book units scored with the sentence vectors kept with the index, against the
+        question's exact vector (retrieval's may be int8's approximation); by words alone when
+        the embedder fails."""
         count = turn.settings.extractive_sentences
         table = turn.index.sentences
-        try:  # the request's QueryMemo: embedded (or failed) once, for retrieval
-            vector = turn.index.embedder.embed_query(turn.question)
+        try:  # the request's QueryMemo: a failed embedder is not asked again
+            vector = turn.index.embedder.embed_query_exact(turn.question)
         except RagError:
             vector = None
         return extractive_draft(turn.question, hits, candidates, table, vector,

@@ -45,6 +45,7 @@ class Settings:
     url_template: str = "{base_url}/docs/{module_id}/{chapter_id}#{section_id}"
     embedder: str = "local"
     embed_runtime: str = "onnx"  # [embedders.local] runtime / RAG_EMBED_RUNTIME: onnx | torch
+    query_model: str = "fp32"  # [embedders.local] query_model / RAG_QUERY_MODEL: int8 | fp32
     cohere_model: str = "embed-english-v3.0"
     qdrant_url: str = ""
     w_dense: float = 0.85
@@ -86,12 +87,10 @@ class Settings:
 
     @property
     def retrieval(self) -> RetrievalSettings:
+        stages = ("w_terms", "w_authority", "w_recency", "rerank", "rerank_weight",
+                  "rerank_depth", "rerank_model")
         return RetrievalSettings(self.w_dense, self.threshold, self.top_k, self.candidate_pool,
-                                 w_terms=self.w_terms, w_authority=self.w_authority,
-                                 w_recency=self.w_recency, rerank=self.rerank,
-                                 rerank_weight=self.rerank_weight,
-                                 rerank_depth=self.rerank_depth,
-                                 rerank_model=self.rerank_model)
+                                 **{name: getattr(self, name) for name in stages})
 
     def retrieval_for(self, query_type: str | None) -> RetrievalSettings:
         """The retrieval settings for a type of question: its own point when settings have
@@ -127,9 +126,10 @@ class Settings:
             "w_recency": self.w_recency, "rerank": self.rerank,
             "rerank_weight": self.rerank_weight, "rerank_depth": self.rerank_depth,
             "query_types": self.query_types, "type_settings": self.type_settings,
-            "embedder": self.embedder, "llm": self.llm, "llm_model": self.llm_model,
-            "guardrail_mode": self.guardrail_mode, "book": self.book_dir.name,
-            "book_id": self.book_id, "book_title": self.resolved_title,
+            "embedder": self.embedder, "query_model": self.query_model, "llm": self.llm,
+            "llm_model": self.llm_model, "guardrail_mode": self.guardrail_mode,
+            "book": self.book_dir.name, "book_id": self.book_id,
+            "book_title": self.resolved_title,
         }
 
 
@@ -150,7 +150,7 @@ def get_secret(name: str) -> str:
 def _from_file(data: dict[str, Any]) -> dict[str, Any]:
     book, retrieval = data.get("book", {}), data.get("retrieval", {})
     answer, guard = data.get("answer", {}), data.get("guardrails", {})
-    budget = data.get("budget", {})
+    budget, local = data.get("budget", {}), data.get("embedders", {}).get("local", {})
     values: dict[str, Any] = {
         "book_title": book.get("title"), "base_url": book.get("base_url"),
         "url_template": book.get("url_template"),
@@ -170,7 +170,7 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
         if "off_topic_keywords" in guard else None,
         "budget_total_s": budget.get("total_s"), "budget_retrieval_s": budget.get("retrieval_s"),
         "budget_synthesis_s": budget.get("synthesis_s"),
-        "embed_runtime": data.get("embedders", {}).get("local", {}).get("runtime"),
+        "embed_runtime": local.get("runtime"), "query_model": local.get("query_model"),
         "rate_limit_per_minute": data.get("chat", {}).get("rate_limit_per_minute"),
         "history_messages": data.get("chat", {}).get("history_messages"),
     }
@@ -188,7 +188,7 @@ def _from_env(env: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {key: Path(env[name]) for name, key in paths.items() if env.get(name)}
     for name, key, cast in (("RAG_EMBEDDER", "embedder", str), ("RAG_LLM", "llm", str),
                             ("RAG_EMBED_RUNTIME", "embed_runtime", str),
-                            ("RAG_RERANK", "rerank", str),
+                            ("RAG_QUERY_MODEL", "query_model", str), ("RAG_RERANK", "rerank", str),
                             ("RAG_DENSE_WEIGHT", "w_dense", float), ("RAG_TOP_K", "top_k", int),
                             ("RAG_THRESHOLD", "threshold", float),
                             ("RAG_BASE_URL", "base_url", str),

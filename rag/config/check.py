@@ -34,11 +34,14 @@ TABLES: dict[str, dict[str, str]] = {
     "guardrails": {"mode": "text", "hedge_words": "text_list", "off_topic_keywords": "text_list"},
     "budget": {"total_s": "number", "retrieval_s": "number", "synthesis_s": "number"},
     "chat": {"rate_limit_per_minute": "int", "history_messages": "int"},
+    "access": {"rate_limit": "int"},
 }
 EMBEDDER_KEYS = {"threshold": "number", "gate_answer": "number", "gate_caveat": "number",
                  "level_high": "number", "level_medium": "number", "source": "text",
-                 "gate_source": "text", "level_source": "text", "runtime": "text"}
+                 "gate_source": "text", "level_source": "text", "runtime": "text",
+                 "query_model": "text", "query_model_source": "text"}
 RUNTIMES = ("onnx", "torch")  # [embedders.local] runtime: how MiniLM runs (the vectors agree)
+QUERY_MODELS = ("int8", "fp32")  # [embedders.local] query_model: retrieval questions' weights
 UNIT_KEYS = ("threshold", "gate_answer", "gate_caveat", "level_high", "level_medium")
 
 
@@ -117,16 +120,17 @@ def check_embedder_ranges(spec: dict[str, Any], label: str, where: str) -> None:
 
 
 def check_runtime(name: str, spec: dict[str, Any], where: str) -> None:
-    """`runtime` is the local embedder's alone, and one of RUNTIMES."""
-    if "runtime" not in spec:
-        return
-    if name != "local":
-        raise ConfigError(f"{where}: [embedders.{name}] runtime is not a setting of this "
-                          "embedder; only [embedders.local] has a runtime. Remove the line.")
-    if spec["runtime"] not in RUNTIMES:
-        allowed = " or ".join(f'"{r}"' for r in RUNTIMES)
-        raise ConfigError(f"{where}: [embedders.local] runtime must be {allowed}, "
-                          f"not {shown_value(spec['runtime'])}.")
+    """`runtime` and `query_model` are the local embedder's alone, each one of its choices."""
+    for key, choices in (("runtime", RUNTIMES), ("query_model", QUERY_MODELS)):
+        if key not in spec:
+            continue
+        if name != "local":
+            raise ConfigError(f"{where}: [embedders.{name}] {key} is not a setting of this "
+                              f"embedder; only [embedders.local] has a {key}. Remove the line.")
+        if spec[key] not in choices:
+            allowed = " or ".join(f'"{r}"' for r in choices)
+            raise ConfigError(f"{where}: [embedders.local] {key} must be {allowed}, "
+                              f"not {shown_value(spec[key])}.")
 
 
 def url_template_problem(template: str) -> str:
@@ -167,6 +171,9 @@ def stage_problems(values: dict[str, Any]) -> list[str]:
     if values.get("query_types", "rules") not in ("rules", "llm"):
         problems.append(f"[retrieval] query_types must be \"rules\" or \"llm\", not "
                         f"{shown_value(values['query_types'])}")
+    if values.get("query_model", "fp32") not in QUERY_MODELS:
+        problems.append(f"query model {shown_value(values['query_model'])} (RAG_QUERY_MODEL or "
+                        f"[embedders.local] query_model) must be {' or '.join(QUERY_MODELS)}")
     return problems
 
 

@@ -66,7 +66,13 @@ class Embedder(ABC):
         return normalize(np.vstack(out))
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The question's vector for retrieval (may be a faster, close approximation)."""
         return normalize(self._embed_batch([text], "query"))[0]
+
+    def embed_query_exact(self, text: str) -> np.ndarray:
+        """The question's vector in the same space as embed_documents', exactly: what the
+        answerer compares with the book's sentence vectors."""
+        return self.embed_query(text)
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:

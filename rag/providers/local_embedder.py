@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.config.check import RUNTIMES
+from rag.config.check import QUERY_MODELS, RUNTIMES
 from rag.errors import ConfigError, ProviderError
 from rag.notices import EMBED_RUNTIME_FALLBACK, Notice, make_notice
 from rag.providers.base import Embedder
@@ -89,15 +89,21 @@ class LocalEmbedder(Embedder):
     batch_size = 256  # sentence-transformers sorts each call's texts by length, then batches 32
 
     def __init__(self, directory: Path | None = None, runtime: str = "torch",
-                 cache_dir: Path | None = None) -> None:
-        """runtime "onnx" needs `cache_dir`, where the exported model is kept."""
+                 cache_dir: Path | None = None, query_model: str = "fp32") -> None:
+        """runtime "onnx" needs `cache_dir`, where the exported model is kept. query_model
+        "int8" embeds retrieval questions through an int8 copy (rag.providers.onnx_int8)."""
         if runtime not in RUNTIMES:
             raise ConfigError(f"The local embedder's runtime must be one of {', '.join(RUNTIMES)}"
                               f", not {runtime!r}.")
         if runtime == "onnx" and cache_dir is None:
             raise ConfigError("The local embedder's ONNX runtime needs a folder for its export.")
         self.directory = directory or model_dir()
-        self.runtime, self.cache_dir = runtime, cache_dir
+        if query_model not in QUERY_MODELS:
+            raise ConfigError(f"The local embedder's query model must be one of "
+                              f"{', '.join(QUERY_MODELS)}, not {query_model!r}.")
+        self.runtime, self.cache_dir, self.query_model = runtime, cache_dir, query_model
+        self._int8 = None
+        self._int8_tried = False
         self.notices: tuple[Notice, ...] = ()  # set when ONNX was asked for but PyTorch runs
         self._encoder = None
         self._tried = False
@@ -140,6 +146,43 @@ class LocalEmbedder(Embedder):
                 except ProviderError as e:
                     self._fall_back(e)
             return self._encoder
+
+    @property
+    def query_model_used(self) -> str:
+        """"int8" when retrieval questions embed through the int8 copy, else "fp32"."""
+        return "int8" if self._int8_encoder() is not None else "fp32"
+
+    def _int8_encoder(self):
+        if self.query_model != "int8":
+            return None
+        fp32 = self.onnx_encoder()
+        if fp32 is None:
+            return None
+        with self._encoder_lock:
+            if not self._int8_tried:
+                self._int8_tried = True
+                from rag.providers.onnx_int8 import open_int8
+
+                try:
+                    self._int8 = open_int8(fp32)
+                except ProviderError as e:
+                    LOG.warning("Embedding questions through the fp32 model: %s", e)
+            return self._int8
+
+    def embed_query(self, text: str) -> np.ndarray:
+        encoder = self._int8_encoder()
+        if encoder is not None:
+            from rag.providers.onnx_runtime import OnnxUnavailable
+
+            try:
+                return encoder.embed([text], QUERY_THREADS)[0]
+            except OnnxUnavailable as e:
+                LOG.warning("Embedding questions through the fp32 model: %s", e)
+                self._int8 = None
+        return self.embed_query_exact(text)
+
+    def embed_query_exact(self, text: str) -> np.ndarray:
+        return super().embed_query(text)
 
     def _fall_back(self, error: Exception) -> None:
         LOG.warning("Embedding through PyTorch instead of ONNX Runtime: %s", error)

@@ -17,7 +17,7 @@ class QueryMemo(Embedder):
         self.embedder = embedder
         self.name, self.model_id, self.dim = embedder.name, embedder.model_id, embedder.dim
         self.max_tokens, self.batch_size = embedder.max_tokens, embedder.batch_size
-        self._queries: dict[str, np.ndarray] = {}
+        self._queries: dict[tuple[str, str], np.ndarray] = {}
         self._failure: RagError | None = None
 
     @property
@@ -37,12 +37,19 @@ class QueryMemo(Embedder):
         return self.embedder.embed_documents(texts, progress)
 
     def embed_query(self, text: str) -> np.ndarray:
-        if text not in self._queries:
+        return self._memo(text, "", self.embedder.embed_query)
+
+    def embed_query_exact(self, text: str) -> np.ndarray:
+        return self._memo(text, "exact", self.embedder.embed_query_exact)
+
+    def _memo(self, text: str, kind: str, embed) -> np.ndarray:
+        key = (kind, text)
+        if key not in self._queries:
             if self._failure is not None:
                 raise self._failure
             try:
-                self._queries[text] = self.embedder.embed_query(text)
+                self._queries[key] = embed(text)
             except RagError as e:
                 self._failure = e
                 raise
-        return self._queries[text]
+        return self._queries[key]

@@ -38,7 +38,7 @@ class OnnxEncoder:
     """One exported model file, its sessions (one per thread count) and the tokenizer feeding it."""
 
     def __init__(self, path: Path, tokenizer_path: Path) -> None:
-        self.path = path
+        self.path, self.tokenizer_path = path, tokenizer_path
         self.tokenizer = load_tokenizer(tokenizer_path)
         self._sessions: dict[int, object] = {}
         self._lock = threading.Lock()

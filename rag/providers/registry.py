@@ -15,7 +15,8 @@ from rag.providers.base import LLM, Embedder
 def _local_embedder(settings: Settings) -> Embedder:
     from rag.providers.local_embedder import LocalEmbedder
 
-    return LocalEmbedder(runtime=settings.embed_runtime, cache_dir=onnx_cache_dir(settings))
+    return LocalEmbedder(runtime=settings.embed_runtime, cache_dir=onnx_cache_dir(settings),
+                         query_model=settings.query_model)
 
 
 def onnx_cache_dir(settings: Settings) -> Path:
@@ -56,7 +57,7 @@ def get_embedder(settings: Settings) -> Embedder:
                           f"{', '.join(sorted(EMBEDDERS))}.")
     key: tuple = (settings.embedder, settings.cohere_model if settings.embedder == "cohere" else "")
     if settings.embedder == "local":
-        key += (settings.embed_runtime, str(onnx_cache_dir(settings)))
+        key += (settings.embed_runtime, settings.query_model, str(onnx_cache_dir(settings)))
     with _CACHE_LOCK:
         if key not in _CACHE:
             _CACHE[key] = EMBEDDERS[settings.embedder](settings)
@@ -70,6 +71,7 @@ def prepare_embedder(settings: Settings) -> Embedder:
     ready = getattr(embedder, "onnx_encoder", None)
     if callable(ready):
         ready()
+        embedder.query_model_used  # noqa: B018  (makes the int8 query model now, once)
     return embedder
 
 
