@@ -1,4 +1,5 @@
-"""One question through the pipeline: rate limit, streamed answer, final render, history."""
+"""One question through the pipeline: rate limits (this browser session's, then the client's,
+shared with the API server), streamed answer, final render, history."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pages.components.chat.support import (
     rate_limit_message,
 )
 from pages.components.chat.view import kept_passage, remember_quotes, render_answer
-from pages.components.common.shared import AppContext, rate_limiter
+from pages.components.common.shared import AppContext, client_limiter, rate_limiter
+from pages.components.common.signin import current_client
+from rag.access.ratelimit import default_state_path, rate_limit_per_minute
 from rag.answer.record import history_record
 from rag.errors import RagError
 
@@ -28,6 +31,8 @@ def ask(ctx: AppContext, h: History, question: str, mode: str, selection: str,
             st.warning(rate_limit_message(settings.rate_limit_per_minute, wait_s),
                        icon=":material/hourglass_top:")
             return None
+        if not _client_allowed(ctx, current_client()):
+            return None
         turn = _answer(ctx, h, question, mode, selection, selection_time)
         if turn is None:
             return None
@@ -35,6 +40,20 @@ def ask(ctx: AppContext, h: History, question: str, mode: str, selection: str,
     if turn["mode_used"] != "full-book" and selection:
         remember_quotes(selection, turn["answer_quotes"])
     return turn
+
+
+def _client_allowed(ctx: AppContext, client: str) -> bool:
+    """Count the question against the client's per-minute limit; a message when over it."""
+    try:
+        per_minute = rate_limit_per_minute(settings_file=ctx.settings.settings_file)
+    except RagError as e:
+        st.error(str(e))
+        return False
+    limiter = client_limiter(str(default_state_path(ctx.settings.audit_db)), per_minute)
+    decision = limiter.check(client)
+    if not decision.allowed:
+        st.warning(decision.message(), icon=":material/hourglass_top:")
+    return decision.allowed
 
 
 def _answer(ctx: AppContext, h: History, question: str, mode: str, selection: str,
@@ -45,7 +64,7 @@ def _answer(ctx: AppContext, h: History, question: str, mode: str, selection: st
     capture = StreamCapture(ctx.pipeline.answer_stream(
         question, mode=mode, selection=selection or None, selection_time=selection_time,
         history=conversation_messages(h.turns, ctx.settings.history_messages),
-        session_id=h.session_id, settings=ctx.settings))
+        session_id=h.session_id, settings=ctx.settings, client_id=current_client()))
 
     def deltas():
         for delta in capture.deltas():

@@ -11,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages.components.chat.support import SlidingWindowLimiter
+from rag.access.ratelimit import RateLimiter
 from rag.answer.pipeline import Pipeline
 from rag.book.parse import EXTENSIONS as BOOK_FILES
 from rag.config import Settings, load_settings
@@ -90,6 +91,12 @@ def cached_audit(path: str) -> object:
 def rate_limiter() -> SlidingWindowLimiter:
     """One limiter per process, keyed by the browser's session ID (survives a reload)."""
     return SlidingWindowLimiter(60.0)
+
+
+@st.cache_resource
+def client_limiter(state_path: str, per_minute: int) -> RateLimiter:
+    """The per-client limit shared with the API server and other app processes (one file)."""
+    return RateLimiter(Path(state_path), per_minute)
 
 
 @st.cache_resource

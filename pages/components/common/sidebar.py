@@ -1,4 +1,5 @@
-"""The sidebar every page shows: the book, the index, the providers and the active settings."""
+"""The sidebar every page shows: who is signed in (or that the app is open), the book, the
+index, the providers and the active settings."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import streamlit as st
 from pages.components.common.format import words
 from pages.components.common.provenance import OTHER_BOOK, threshold_provenance
 from pages.components.common.shared import FLASH_KEY, AppContext, run_build
+from pages.components.common.signin import render_access
+from rag.access.roles import RoleLogins
 from rag.errors import RagError
 
 
@@ -33,10 +36,13 @@ def _index_line(status: dict) -> str:
     return f":orange[:material/warning:] Index stale: {status.get('reason', '')} · built {built}"
 
 
-def render_sidebar(ctx: AppContext) -> None:
+def render_sidebar(ctx: AppContext, logins: RoleLogins | None = None,
+                   role: str | None = None) -> None:
     s, status = ctx.settings, ctx.status
     with st.sidebar:
         st.markdown(f"### {s.resolved_title}")
+        if logins is not None:
+            render_access(logins, role)
         if status:
             chunks = ctx.index.manifest.get("chunks", len(ctx.index.chunks)) if ctx.index \
                 else status.get("chunks", 0)
