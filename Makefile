@@ -5,7 +5,7 @@ PIP    := $(PY) -m pip
 export HF_HUB_OFFLINE := 1
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: run test index lint bench clean
+.PHONY: run serve test index lint bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -24,6 +24,9 @@ index: $(VENV)/.installed  ## build or update the sample book's index (no-op whe
 
 run: index  ## install, index the sample book if needed, start the app
 	$(VENV)/bin/streamlit run app.py
+
+serve: index  ## the HTTP API on http://127.0.0.1:8000 (docs at /docs); keys in RAG_API_KEYS
+	$(PY) -m rag serve
 
 test: $(VENV)/.installed-dev  ## install test dependencies and run the whole suite
 	$(PY) -m pytest

@@ -24,6 +24,7 @@ LLM_FALLBACK = "llm_fallback"
 EMBED_RUNTIME_FALLBACK = "embed_runtime_fallback"
 RERANK_FAILED = "rerank_failed"
 AUDIT_UNAVAILABLE = "audit_unavailable"
+CLIENT_DISCONNECTED = "client_disconnected"  # an API client left before the answer ended
 UNKNOWN = "unknown"  # a message from a log written before notices had codes
 
 NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, message template)
@@ -50,6 +51,9 @@ NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, mess
                              "ONNX Runtime could not be used, so the question was embedded through "
                              "PyTorch (same vectors, slower): {error}"),
     AUDIT_UNAVAILABLE: (AUDIT, "not logged", "Audit log: {error}"),
+    CLIENT_DISCONNECTED: (INFO, "client disconnected",
+                          "The client disconnected before the answer was delivered; it was "
+                          "answered and logged in full."),
     UNKNOWN: (INFO, "notice", "{error}"),
 }
 

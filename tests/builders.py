@@ -325,21 +325,23 @@ def chromium() -> str:
                 "test runs in CI.")
 
 
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
+                 path: str = "/_stcore/health") -> None:
+    """Wait until `url` + `path` answers 200 (Streamlit's health check by default)."""
     import urllib.request
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {process.returncode}")
+            raise RuntimeError(f"{process.args[:3]} exited with code {process.returncode}")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             pass
         time.sleep(0.5)
-    raise TimeoutError(f"streamlit did not become healthy at {url} within {timeout_s:.0f} s")
+    raise TimeoutError(f"{url}{path} did not become healthy within {timeout_s:.0f} s")
 
 
 @contextmanager

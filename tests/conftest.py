@@ -13,6 +13,8 @@ for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER"
              "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS",
              "RAG_EMBED_RUNTIME", "RAG_ONNX_DIR", "RAG_QUERY_MODEL"):
     os.environ.pop(_key, None)
+# Tests share one audit folder, so one rate-limit file: no limit unless a test sets its own.
+os.environ["RAG_RATE_LIMIT"] = "0"
 
 import rag  # noqa: E402,F401  (sets thread counts before numpy loads)
 from rag.config import Settings, load_settings  # noqa: E402

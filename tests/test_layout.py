@@ -13,7 +13,7 @@ from rag.config import PROJECT_ROOT
 RAG = PROJECT_ROOT / "rag"
 TESTS = PROJECT_ROOT / "tests"
 STAGES = ("book", "index", "retrieval", "answer", "audit", "tuning", "providers", "commands")
-PACKAGES = ("config", *STAGES)
+PACKAGES = ("config", "access", "serve", *STAGES)
 MAX_TOP_LEVEL_MODULES = 8
 MAX_LINES = 300
 

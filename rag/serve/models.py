@@ -1,0 +1,48 @@
+"""Request bodies of the API: what a client may send, checked before any stage runs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag.config import MAX_HISTORY_MESSAGES
+from rag.retrieval.query import MAX_QUERY_CHARS
+
+Mode = Literal["full-book", "selection", "selection+book"]
+MAX_SESSION_ID = 128
+MAX_TOP_K = 50
+
+
+class HistoryMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=20_000)
+
+
+class AskRequest(BaseModel):
+    """POST /v1/ask. The question is checked like everywhere else (1-1000 characters, no NUL);
+    a selection outside 50-20,000 characters falls back to the full book with a notice."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
+        {"question": "How does a PID loop avoid integral windup?", "mode": "full-book"}]})
+
+    question: str = Field(description=f"1-{MAX_QUERY_CHARS} characters")
+    mode: Mode = "full-book"
+    selection: str | None = Field(None, description="the passage the reader selected")
+    session_id: str = Field("", max_length=MAX_SESSION_ID)
+    history: list[HistoryMessage] = Field(default_factory=list, max_length=MAX_HISTORY_MESSAGES,
+                                          description="earlier turns, oldest first")
+    stream: bool = Field(False, description="answer as Server-Sent Events (or send "
+                                            "Accept: text/event-stream)")
+
+
+class SearchRequest(BaseModel):
+    """POST /v1/search: the inspector's view of one question."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(description=f"1-{MAX_QUERY_CHARS} characters")
+    top_k: int | None = Field(None, ge=1, le=MAX_TOP_K,
+                              description="hits to keep (default: the settings' top_k)")

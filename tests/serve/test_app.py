@@ -1,0 +1,163 @@
+"""The API in-process (FastAPI's TestClient) over the real sample index, MiniLM and audit store:
+answers as JSON and as Server-Sent Events, the inspector's search, health, keys and limits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from rag.access.keys import ApiKeys
+from rag.access.ratelimit import RateLimiter
+from rag.audit.store import AuditStore
+from rag.serve.app import create_app
+from rag.serve.auth import Access
+from rag.serve.service import Service
+
+TOKEN, OTHER = "reader-token-0123456789", "widget-token-9876543210"
+KEYS = ApiKeys.parse(f"docs-widget:{TOKEN},reader-two:{OTHER}")
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+QUESTION = "What is the zero moment point?"
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory):
+    store = AuditStore(tmp_path_factory.mktemp("serve-audit") / "audit.duckdb",
+                       flush_interval=0.05)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def service(sample_index, sample_settings, audit) -> Service:
+    return Service.build(sample_settings, sample_index, None, audit)
+
+
+@pytest.fixture()
+def client(service):
+    with TestClient(create_app(service, Access(KEYS))) as test_client:
+        yield test_client
+
+
+def parse_events(text: str) -> list[tuple[str, dict]]:
+    events = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def logged(audit: AuditStore, session_id: str) -> dict:
+    """The one audit row of a session (each test asks under its own session id)."""
+    audit.flush()
+    rows = audit.query_logs(limit=500)
+    log_ids = list(rows.loc[rows["session_id"] == session_id, "log_id"])
+    assert len(log_ids) == 1, log_ids
+    return audit.get_log(log_ids[0])
+
+
+def test_ask_returns_the_record_and_logs_the_client(client, audit):
+    reply = client.post("/v1/ask", json={"question": QUESTION, "session_id": "s-1"},
+                        headers=AUTH)
+    assert reply.status_code == 200 and reply.headers["content-type"] == "application/json"
+    record = reply.json()
+    assert record["status"] in ("success", "partial") and "ZMP" in record["answer_text"]
+    assert record["citations"][0]["section_id"] == "zero-moment-point"
+    assert {"confidence_score", "confidence_level", "validation", "notices"} <= set(record)
+    row = logged(audit, "s-1")
+    assert row["client_id"] == "docs-widget" and row["query_id"] == record["query_id"]
+    assert row["answer_text"] == record["answer_text"]
+
+
+def test_stream_sends_deltas_then_one_final_record(client, audit):
+    body = {"question": QUESTION, "stream": True, "session_id": "s-2"}
+    with client.stream("POST", "/v1/ask", json=body,
+                       headers={"Authorization": f"Bearer {OTHER}"}) as reply:
+        assert reply.status_code == 200
+        assert reply.headers["content-type"].startswith("text/event-stream")
+        events = parse_events(reply.read().decode())
+    names = [name for name, _ in events]
+    assert names[-1] == "final" and names.count("final") == 1 and "delta" in names
+    final = events[-1][1]
+    streamed = "".join(data["text"] for name, data in events if name == "delta").strip()
+    assert streamed and final["answer_text"].startswith(streamed)  # guardrails may add a caveat
+    assert final["citations"] and final["confidence_level"] and "validation" in final
+    assert logged(audit, "s-2")["client_id"] == "reader-two"
+
+
+def test_accept_header_asks_for_events(client):
+    reply = client.post("/v1/ask", json={"question": QUESTION},
+                        headers={**AUTH, "Accept": "text/event-stream"})
+    assert [name for name, _ in parse_events(reply.text)][-1] == "final"
+
+
+def test_selection_mode_answers_from_the_passage(client):
+    passage = ("The Folio test rig balances on a single wheel; its controller samples the tilt "
+               "sensor at 400 Hz and commands the motor within 2 ms.")
+    record = client.post("/v1/ask", headers=AUTH, json={
+        "question": "How often is the tilt sensor sampled?", "mode": "selection",
+        "selection": passage}).json()
+    assert record["mode_used"] == "selection" and "400 Hz" in record["answer_text"]
+
+
+def test_history_makes_a_follow_up_standalone(client):
+    record = client.post("/v1/ask", headers=AUTH, json={
+        "question": "How is it computed?",
+        "history": [{"role": "user", "content": QUESTION},
+                    {"role": "assistant", "content": "It is a point on the ground."}]}).json()
+    assert "zero moment point" in record["retrieval_query"]
+
+
+def test_search_shows_every_score_component(client):
+    reply = client.post("/v1/search", json={"question": QUESTION, "top_k": 3}, headers=AUTH)
+    assert reply.status_code == 200
+    data = reply.json()
+    assert len(data["hits"]) <= 3 and len(data["candidates"]) > len(data["hits"])
+    best = data["hits"][0]
+    for key in ("dense", "bm25", "bm25_raw", "blended", "terms", "passed", "selected", "rank",
+                "reason", "section_id"):
+        assert key in best
+    assert data["settings"]["top_k"] == 3 and data["query_type"]
+
+
+def test_health_needs_no_key(client, sample_index):
+    data = client.get("/v1/health").json()
+    assert data["status"] == "ok" and data["chunks"] == len(sample_index.chunks)
+    assert data["book"]["title"] and data["embedder"]["name"] == "local" and data["version"]
+    assert client.get("/docs").status_code == 200
+    assert "/v1/ask" in client.get("/openapi.json").json()["paths"]
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key-at-all-xxxx"},
+                                     {"Authorization": f"Basic {TOKEN}"},
+                                     {"Authorization": "Bearer "}])
+def test_missing_or_wrong_key_gets_the_same_401(client, headers):
+    for path in ("/v1/ask", "/v1/search"):
+        reply = client.post(path, json={"question": QUESTION}, headers=headers)
+        assert reply.status_code == 401 and reply.headers["www-authenticate"] == "Bearer"
+        assert reply.json() == {"error": "unauthorized", "message":
+                                "missing or invalid API key; send the header Authorization: "
+                                "Bearer <your key>"}
+
+
+def test_no_keys_means_the_local_client(service, audit):
+    with TestClient(create_app(service, Access(ApiKeys({})))) as local:
+        local.post("/v1/ask", json={"question": QUESTION, "session_id": "s-3"})
+        assert local.get("/v1/health").json()["auth"] == "local only"
+    assert logged(audit, "s-3")["client_id"] == "local"
+
+
+def test_over_the_limit_is_429_with_retry_after(service, tmp_path):
+    limiter = RateLimiter(tmp_path / "ratelimit.sqlite", 2)
+    with TestClient(create_app(service, Access(KEYS, limiter))) as limited:
+        for _ in range(2):
+            assert limited.post("/v1/search", json={"question": QUESTION},
+                                headers=AUTH).status_code == 200
+        reply = limited.post("/v1/ask", json={"question": QUESTION}, headers=AUTH)
+        assert reply.status_code == 429 and 1 <= int(reply.headers["retry-after"]) <= 60
+        assert reply.json()["error"] == "rate_limited"
+        assert "2 questions per minute" in reply.json()["message"]
+        other = limited.post("/v1/search", json={"question": QUESTION},
+                             headers={"Authorization": f"Bearer {OTHER}"})
+        assert other.status_code == 200  # limits are per client
