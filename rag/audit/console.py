@@ -23,13 +23,15 @@ import duckdb
 import pandas as pd
 
 from rag.audit import console_worker
-from rag.audit.db import LOCK_MARKERS, busy_error, is_lock_error
+from rag.audit.db import LOCK_MARKERS, busy_error, damaged_error, is_lock_error
 from rag.audit.filters import archive_files
+from rag.audit.pending import PENDING_SELECT, hot_source
 from rag.audit.sql_check import ALLOWED, check_statement, refuse
 from rag.errors import AuditError
 
 __all__ = ["ALLOWED", "check_statement", "open_console", "run_console_query", "run_sandboxed"]
 MAX_ROWS_LIMIT = 100_000
+WORKER_TABLE = "audit.main.audit_logs"  # the table itself, once the view audit_logs shadows it
 CONSOLE_MEMORY_MB = 256  # DuckDB memory_limit and the child's address-space headroom
 MAX_REPLY_BYTES = 32 << 20  # the pickled rows the parent accepts
 START_GRACE_S = 2.0  # child start-up (~0.2 s) and a chance for its own interrupt to land
@@ -44,19 +46,26 @@ _MESSAGES = {
 }
 
 
-def _request(db_path: Path, archive_dir: Path, wait_s: float,
-             book_id: str | None = None) -> dict[str, Any]:
-    """What the worker needs; with book_id it also defines `book_logs`, that book's rows."""
+def _request(db_path: Path, archive_dir: Path, wait_s: float, book_id: str | None = None,
+             spool_files: list[str] | None = None) -> dict[str, Any]:
+    """What the worker needs; with book_id it also defines `book_logs`, that book's rows; with
+    spool_files, `audit_logs` also holds their rows not imported yet (rag.audit.pending)."""
+    pending = None
+    if spool_files:
+        pending = {"files": spool_files, "select": PENDING_SELECT,
+                   "hot": hot_source(WORKER_TABLE)}
     return {"db_path": str(db_path), "archive_files": archive_files(archive_dir),
             "memory_mb": CONSOLE_MEMORY_MB, "wait_s": wait_s, "lock_markers": LOCK_MARKERS,
-            "book_id": book_id}
+            "book_id": book_id, "pending": pending}
 
 
 def open_console(db_path: Path, archive_dir: Path, wait_s: float = 0.0,
-                 book_id: str | None = None) -> duckdb.DuckDBPyConnection:
+                 book_id: str | None = None,
+                 spool_files: list[str] | None = None) -> duckdb.DuckDBPyConnection:
     """In this process: the worker's DuckDB sandbox, without the process-level limits."""
     try:
-        return console_worker.open_sandbox(_request(db_path, archive_dir, wait_s, book_id))
+        return console_worker.open_sandbox(_request(db_path, archive_dir, wait_s, book_id,
+                                                    spool_files))
     except duckdb.Error as e:
         raise _open_error(db_path, e) from e
 
@@ -68,22 +77,23 @@ def _open_error(db_path: Path, error: Exception) -> AuditError:
 
 
 def run_console_query(db_path: Path, archive_dir: Path, sql: str, max_rows: int = 1000,
-                      timeout_s: float = 5.0, wait_s: float = 0.0,
-                      book_id: str | None = None) -> pd.DataFrame:
+                      timeout_s: float = 5.0, wait_s: float = 0.0, book_id: str | None = None,
+                      spool_files: list[str] | None = None) -> pd.DataFrame:
     """At most max_rows rows (df.attrs['truncated'] says if there were more) within timeout_s.
     With book_id, the view `book_logs` holds that book's rows (hot and archived)."""
     if not 1 <= max_rows <= MAX_ROWS_LIMIT or not 0 < timeout_s <= 300:
         raise AuditError(f"The row cap must be 1-{MAX_ROWS_LIMIT} and the time limit 0-300 s.")
     check_statement(sql)
-    return run_sandboxed(db_path, archive_dir, sql, max_rows, timeout_s, wait_s, book_id)
+    return run_sandboxed(db_path, archive_dir, sql, max_rows, timeout_s, wait_s, book_id,
+                         spool_files)
 
 
 def run_sandboxed(db_path: Path, archive_dir: Path, sql: str, max_rows: int,
-                  timeout_s: float, wait_s: float = 0.0,
-                  book_id: str | None = None) -> pd.DataFrame:
+                  timeout_s: float, wait_s: float = 0.0, book_id: str | None = None,
+                  spool_files: list[str] | None = None) -> pd.DataFrame:
     """Run sql in the worker process, unchecked (the check is run_console_query's job)."""
-    request = dict(_request(db_path, archive_dir, wait_s, book_id), sql=sql, max_rows=max_rows,
-                   timeout_s=timeout_s, max_reply_bytes=MAX_REPLY_BYTES)
+    request = dict(_request(db_path, archive_dir, wait_s, book_id, spool_files), sql=sql,
+                   max_rows=max_rows, timeout_s=timeout_s, max_reply_bytes=MAX_REPLY_BYTES)
     reply = _run_worker(request, wait_s + timeout_s + START_GRACE_S)
     if reply is None:
         raise AuditError(_STOPPED.format(what=_MESSAGES["time"].format(timeout_s=timeout_s)))
@@ -123,6 +133,8 @@ def _reply_error(reply: dict[str, Any], db_path: Path, timeout_s: float) -> Audi
         return AuditError(_STOPPED.format(what=_MESSAGES[code].format(timeout_s=timeout_s)))
     if code == "permission":
         return refuse(_NO_FILES)
+    if code == "damaged":
+        return damaged_error(db_path, duckdb.IOException(reply["detail"]))
     if code == "open":
         error = duckdb.IOException(reply["detail"]) if reply["kind"] == "IOException" else \
             duckdb.Error(reply["detail"])

@@ -58,6 +58,8 @@ def open_sandbox(request: dict) -> duckdb.DuckDBPyConnection:
     config = dict(CONFIG, memory_limit=f"{request['memory_mb']}MB")
     con = duckdb.connect(":memory:", config=config)
     _attach(con, request)
+    if request.get("pending"):
+        _pending_view(con, request["pending"])
     files = request["archive_files"]
     if files:
         listed = ", ".join(_literal(f) for f in files)
@@ -81,6 +83,16 @@ def _book_view(con: duckdb.DuckDBPyConnection, book_id: str) -> None:
     where = (f"coalesce(book_id, '') = {_literal(book_id)}" if "book_id" in columns
              else "false")  # a file no Folio with books has migrated yet
     con.execute(f"CREATE TEMP VIEW book_logs AS SELECT * FROM audit_all WHERE {where}")
+
+
+def _pending_view(con: duckdb.DuckDBPyConnection, pending: dict) -> None:
+    """`audit_logs`: the table plus spooled rows not imported yet (rag.audit.pending). With the
+    file attached no importer can delete a segment, so the ones still here can all be read."""
+    files = [f for f in pending["files"] if os.path.exists(f)]
+    if not files:
+        return
+    con.execute(f"CREATE TEMP TABLE _audit_pending AS {pending['select']}", [files])
+    con.execute(f"CREATE TEMP VIEW audit_logs AS SELECT * FROM {pending['hot']}")
 
 
 def _attach(con: duckdb.DuckDBPyConnection, request: dict) -> None:
@@ -125,6 +137,10 @@ def run(request: dict) -> dict:
         return {"error": "permission"}
     except (duckdb.OutOfMemoryException, MemoryError):
         return {"error": "memory"}
+    except duckdb.IOException as e:  # the audit file's blocks cannot be read: damaged
+        detail = str(e).splitlines()[0]
+        code = "damaged" if request["db_path"] in detail else "failed"
+        return {"error": code, "detail": detail}
     except duckdb.Error as e:
         detail = str(e).splitlines()[0]
         if "bad_alloc" in detail or "allocate" in detail.lower():

@@ -75,12 +75,14 @@ def archive_files(archive_dir: Path) -> list[str]:
     return sorted(str(p) for p in archive_dir.glob("year=*/month=*/*.parquet"))
 
 
-def source_sql(archive_dir: Path | None, include_archive: bool) -> tuple[str, list[Any]]:
-    """The hot table, or the hot table UNION ALL the archived Parquet months."""
+def source_sql(archive_dir: Path | None, include_archive: bool,
+               hot: str = TABLE) -> tuple[str, list[Any]]:
+    """The hot rows (the table, or a relation such as the table plus spooled rows), alone or
+    UNION ALL the archived Parquet months."""
     files = archive_files(archive_dir) if include_archive and archive_dir else []
     if not files:
-        return TABLE, []
-    return (f"(SELECT * FROM {TABLE} UNION ALL BY NAME SELECT * FROM read_parquet(?, "
+        return hot, []
+    return (f"(SELECT * FROM {hot} UNION ALL BY NAME SELECT * FROM read_parquet(?, "
             f"hive_partitioning = false, union_by_name = true))"), [files]
 
 
@@ -93,8 +95,8 @@ class Scope:
 
     @classmethod
     def build(cls, filters: AuditFilters | None, archive_dir: Path | None,
-              include_archive: bool) -> Scope:
-        source, source_params = source_sql(archive_dir, include_archive)
+              include_archive: bool, hot: str = TABLE) -> Scope:
+        source, source_params = source_sql(archive_dir, include_archive, hot)
         where, where_params = where_clause(filters)
         return cls(f"(SELECT * FROM {source} WHERE {where})",
                    tuple(source_params + where_params))

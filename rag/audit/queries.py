@@ -1,7 +1,8 @@
 """The explorer's read side: filtered pages, one log in full, aggregates and exports.
 
-Shared by AuditStore (the DuckDB file) and SpoolSnapshot (spooled rows read while another process
-holds the file); both provide `_reading()`, a connection plus the archive folder.
+Shared by AuditStore (the DuckDB file plus every process's spooled rows) and SpoolSnapshot (spooled
+rows only, read while the file cannot be); both provide `_reading()`, a connection, the archive
+folder and `hot_source`, the relation of hot rows.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import duckdb
 import pandas as pd
 
 from rag.audit.filters import AuditFilters, Scope, source_sql
-from rag.audit.schema import JSON_COLUMNS, LIST_COLUMNS
+from rag.audit.schema import JSON_COLUMNS, LIST_COLUMNS, TABLE
 from rag.errors import InputError
 
 LIST_VIEW_COLUMNS = ("log_id", "timestamp", "status", "source_mode", "mode_used",
@@ -34,6 +35,7 @@ def _rate(part: int, total: int) -> float:
 
 class AuditReader:
     archive_dir: Path | None = None
+    hot_source: str = TABLE
 
     def _reading(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         raise NotImplementedError
@@ -41,14 +43,14 @@ class AuditReader:
     def _frame(self, sql: str, filters: AuditFilters | None, include_archive: bool,
                extra: tuple[Any, ...] = ()) -> pd.DataFrame:
         """Run sql where `{logs}` is the filtered relation; return a DataFrame."""
-        scope = Scope.build(filters, self.archive_dir, include_archive)
+        scope = Scope.build(filters, self.archive_dir, include_archive, self.hot_source)
         with self._reading() as con:
             return con.execute(sql.format(logs=scope.sql), [*scope.params, *extra]).df()
 
     def _row(self, sql: str, filters: AuditFilters | None,
              include_archive: bool) -> dict[str, Any]:
         """The single row of an aggregate query as a dict of plain Python values."""
-        scope = Scope.build(filters, self.archive_dir, include_archive)
+        scope = Scope.build(filters, self.archive_dir, include_archive, self.hot_source)
         with self._reading() as con:
             cur = con.execute(sql.format(logs=scope.sql), list(scope.params))
             row = cur.fetchone()
@@ -69,7 +71,7 @@ class AuditReader:
 
     def get_log(self, log_id: str, include_archive: bool = True) -> dict[str, Any] | None:
         """Everything recorded for one question, JSON columns parsed; archived rows too."""
-        source, params = source_sql(self.archive_dir, include_archive)
+        source, params = source_sql(self.archive_dir, include_archive, self.hot_source)
         with self._reading() as con:
             cur = con.execute(f"SELECT * FROM {source} WHERE log_id = ? LIMIT 1",
                               [*params, log_id])
@@ -82,6 +84,17 @@ class AuditReader:
             if isinstance(record.get(name), str):
                 record[name] = json.loads(record[name])
         return record
+
+    def query_counts(self, query_ids: list[str],
+                     include_archive: bool = False) -> dict[str, int]:
+        """Rows per query id (the id an API or CLI answer carries) among these; absent ids are
+        not logged (yet)."""
+        if not query_ids:
+            return {}
+        frame = self._frame("SELECT query_id, count(*) AS n FROM {logs} WHERE "
+                            "list_contains(?::VARCHAR[], query_id) GROUP BY query_id", None,
+                            include_archive, (list(query_ids),))
+        return {str(q): int(n) for q, n in zip(frame["query_id"], frame["n"], strict=True)}
 
     def stats(self, filters: AuditFilters | None = None,
               include_archive: bool = False) -> dict[str, Any]:
@@ -211,7 +224,7 @@ class AuditReader:
         options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet, COMPRESSION zstd"
         temp = path.with_name(f".{path.name}.partial")
         literal = str(temp).replace("'", "''")
-        scope = Scope.build(filters, self.archive_dir, include_archive)
+        scope = Scope.build(filters, self.archive_dir, include_archive, self.hot_source)
         try:
             with self._reading() as con:
                 rows = con.execute(f"COPY (SELECT {select} FROM {scope.sql} "

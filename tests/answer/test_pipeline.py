@@ -44,7 +44,7 @@ class RecordingAudit:
     def __init__(self, fail: bool = False) -> None:
         self.fail, self.recorded = fail, []
 
-    def record(self, response, session_id: str = "") -> None:
+    def record(self, response, session_id: str = "", client_id: str = "") -> None:
         if self.fail:
             raise AuditError("The audit store is locked; the entry was queued.")
         self.recorded.append((response, session_id))
