@@ -28,6 +28,7 @@ class AuditFilters:
     text: str = ""  # case-insensitive, in the question or the answer
     books: tuple[str, ...] = ()  # book ids (UNKNOWN_BOOK for rows without one); () is every book
     query_types: tuple[str, ...] = ()  # rag.answer.query_types names; () is every type
+    clients: tuple[str, ...] = ()  # who asked: an API key's name, "role:<role>", "local"
 
 
 def as_utc(value: datetime) -> datetime:
@@ -64,6 +65,8 @@ def where_clause(filters: AuditFilters | None) -> tuple[str, list[Any]]:
         add("list_contains(?::VARCHAR[], coalesce(book_id, ''))", list(f.books))
     if f.query_types:
         add("list_contains(?::VARCHAR[], query_type)", list(f.query_types))
+    if f.clients:
+        add("list_contains(?::VARCHAR[], coalesce(client_id, ''))", list(f.clients))
     if f.text.strip():
         needle = f.text.strip().lower()
         add("(contains(lower(user_query_text), ?) OR contains(lower(answer_text), ?))",

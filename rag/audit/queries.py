@@ -23,7 +23,7 @@ from rag.errors import InputError
 LIST_VIEW_COLUMNS = ("log_id", "timestamp", "status", "source_mode", "mode_used",
                      "confidence_score", "confidence_level", "reason_codes", "llm_provider",
                      "llm_model", "total_latency_ms", "session_id", "user_query_text",
-                     "answer_text", "book_id", "book_title", "query_type")
+                     "answer_text", "book_id", "book_title", "query_type", "client_id")
 EXPORT_FORMATS = ("csv", "parquet")
 STAGES = (("retrieval", "retrieval_latency_ms"), ("synthesis", "synthesis_latency_ms"),
           ("total", "total_latency_ms"))
@@ -191,6 +191,13 @@ class AuditReader:
                    arg_max(book_title, "timestamp") AS book_title,
                    count(*) AS questions, max("timestamp") AS last_asked
             FROM {logs} GROUP BY 1 ORDER BY last_asked DESC, book_id""", None, include_archive)
+
+    def clients(self, include_archive: bool = False) -> list[str]:
+        """Everyone who asked (API key names, "role:<role>", "local"), most questions first."""
+        frame = self._frame("""
+            SELECT coalesce(client_id, '') AS client, count(*) AS questions FROM {logs}
+            GROUP BY 1 ORDER BY questions DESC, client""", None, include_archive)
+        return [str(c) for c in frame["client"]]
 
     def sections_cited(self, filters: AuditFilters | None = None, n: int = 10,
                        include_archive: bool = False) -> pd.DataFrame:

@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                               "(default: the current book, RAG_BOOK or data/book)")
     filters.add_argument("--type", action="append", choices=QUERY_TYPES, dest="query_types",
                          help="only questions of this type (repeatable)")
+    filters.add_argument("--client", action="append", dest="clients", metavar="NAME",
+                         help="only questions from this client: an API key's name, "
+                              "role:<role> or local (repeatable)")
     audit = sub.add_parser("audit", help="browse, export and maintain the audit log")
     actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
 
@@ -109,7 +112,8 @@ def _filters(args: argparse.Namespace) -> AuditFilters:
     return AuditFilters(start=getattr(args, "since", None), end=getattr(args, "until", None),
                         statuses=tuple(getattr(args, "status", None) or ()),
                         text=getattr(args, "text", "") or "", books=_book_ids(args),
-                        query_types=tuple(getattr(args, "query_types", None) or ()))
+                        query_types=tuple(getattr(args, "query_types", None) or ()),
+                        clients=tuple(getattr(args, "clients", None) or ()))
 
 
 @contextmanager

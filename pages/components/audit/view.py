@@ -36,6 +36,9 @@ LIST_CONFIG = {
     "total_latency_ms": st.column_config.NumberColumn("Latency ms", format="%.0f", width=80),
     "reason_codes": st.column_config.ListColumn("Guardrails", width=150),
     "llm_provider": st.column_config.TextColumn("Answerer", width=80),
+    "client_id": st.column_config.TextColumn("Client", width=100,
+                                             help="Who asked: an API key's name, a signed-in "
+                                                  "role (role:…), or local."),
 }
 PAGE_SIZES = (25, 50, 100)
 
@@ -64,10 +67,21 @@ def filters(reader, settings: Settings) -> AuditFilters:
         types = row[0].multiselect("Question type", QUERY_TYPES, key="audit_types",
                                    format_func=TYPE_LABELS.get, persist_state="session",
                                    placeholder="All types")
+        clients = row[1].multiselect("Client", _clients(reader), key="audit_clients",
+                                     format_func=lambda c: c or "unknown (before clients)",
+                                     persist_state="session", placeholder="All clients")
     days = tuple(days) if isinstance(days, (tuple, list)) else (days,)
     chosen = build_filters(days if days else None, modes, statuses, confidence, reasons,
                            providers, text)
-    return dataclasses.replace(chosen, books=books, query_types=tuple(types))
+    return dataclasses.replace(chosen, books=books, query_types=tuple(types),
+                               clients=tuple(clients))
+
+
+def _clients(reader) -> list[str]:
+    try:
+        return reader.clients()
+    except AuditError:  # the filter bar still renders; the tables below say what is wrong
+        return []
 
 
 def kpis(reader, f: AuditFilters) -> int:
