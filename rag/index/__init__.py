@@ -1,5 +1,7 @@
-"""The index of one book: vectors in Qdrant (`vectors`), BM25 over the same chunks (`lexical`),
-kept in step with the book by a manifest (`build`), and opened or built for a Settings (`load`)."""
+"""The index of one book: vectors in Qdrant (`vectors`), BM25 over the same chunks (`lexical`:
+bm25s files, or sparse vectors in the same Qdrant collection when the lexical backend is qdrant,
+`sparse`), kept in step with the book by a manifest (`build`), and opened or built for a
+Settings (`load`)."""
 
 from __future__ import annotations
 

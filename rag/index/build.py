@@ -1,4 +1,5 @@
-"""The book's index: Qdrant vectors + BM25 + chunk table, kept in step by a manifest."""
+"""The book's index: Qdrant vectors + BM25 (files, and with the qdrant lexical backend sparse
+vectors in the same collection) + chunk table, kept in step by a manifest."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ import numpy as np
 from rag.book.chunk import ChunkerSettings, chunk_book, chunk_text_hash, embed_text_for
 from rag.book.parse import Book, parse_book
 from rag.errors import BookIndexError, InputError
-from rag.index.lexical import LexicalIndex, lexical_files_present, lexical_signature
+from rag.index.lexical import BM25S, QDRANT, LexicalIndex, lexical_files_present, lexical_signature
 from rag.index.sentences import SENTENCE_VERSION, SentenceTable, load_sentences, sync_sentences
+from rag.index.sparse import SparseLexical, open_lexical, sparse_current, sync_sparse
 from rag.index.vectors import VectorStore
 from rag.providers.base import Embedder
 from rag.types import Chunk, Section
@@ -52,7 +54,7 @@ class BookIndex:
 
     collection: str
     chunks: list[Chunk]
-    lexical: LexicalIndex
+    lexical: LexicalIndex | SparseLexical
     store: VectorStore
     embedder: Embedder
     manifest: dict
@@ -113,13 +115,14 @@ def incomplete_index_error(directory: Path, problem: str) -> BookIndexError:
                           "`python -m rag ingest --rebuild`.")
 
 
-def index_status(book: Book, index_dir: Path, embedder: Embedder) -> dict:
+def index_status(book: Book, index_dir: Path, embedder: Embedder, lexical: str = BM25S
+                 ) -> dict:
     """Whether the index matches the book, chunker and embedder; cheap, nothing is embedded."""
-    return content_status(book.book_id, book.content_hash, index_dir, embedder)
+    return content_status(book.book_id, book.content_hash, index_dir, embedder, lexical=lexical)
 
 
 def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: Embedder,
-                   sentences: bool = True) -> dict:
+                   sentences: bool = True, lexical: str = BM25S) -> dict:
     """index_status for any content indexed under `book_id` (a book, a BEIR corpus)."""
     manifest = read_manifest(collection_dir(index_dir, collection_name(book_id, embedder)))
     if manifest is None:
@@ -137,6 +140,8 @@ def content_status(book_id: str, content_hash: str, index_dir: Path, embedder: E
         (manifest.get("book_hash") != content_hash, "the book changed since it was indexed"),
         (sentences and manifest.get("sentences") != SENTENCE_VERSION,
          "sentence vectors are missing or out of date"),
+        (lexical == QDRANT and not sparse_current(manifest),
+         "BM25 sparse vectors are missing or out of date"),
     ]
     stale = [text for bad, text in reasons if bad]
     return {"exists": True, "fresh": not stale, "reason": "; ".join(stale) or "up to date",
@@ -199,13 +204,14 @@ def sync_sections(sections: list[Section], book_id: str, content_hash: str, inde
     previous: dict[str, str] = manifest.get("hashes", {})
     compatible = (manifest.get("chunker") == settings.describe()
                   and manifest.get("embedder", {}).get("model_id") == embedder.model_id
-                  and store.count(name) == len(previous))
+                  and store.count(name) == len(previous)
+                  and (store.lexical != QDRANT or store.has_sparse(name)))
     if rebuild or not compatible:
         store.drop(name)
         shutil.rmtree(directory, ignore_errors=True)
         previous = {}
     if not store.has_collection(name):
-        store.create(name, embedder.dim)
+        store.create(name, embedder.dim, sparse=store.lexical == QDRANT)
     hashes = {c.chunk_id: chunk_text_hash(c) for c in chunks}
     todo = [c for c in chunks if previous.get(c.chunk_id) != hashes[c.chunk_id]]
     removed = [cid for cid in previous if cid not in hashes]
@@ -219,11 +225,13 @@ def sync_sections(sections: list[Section], book_id: str, content_hash: str, inde
     if sentences:
         sync_sentences(directory, sections, embedder, report)
     report("Building the BM25 index", 0.97)
-    _write_files(directory, chunks, {
+    texts = [embed_text_for(c.heading_path, c.text) for c in chunks]
+    sparse = sync_sparse(store, name, list(hashes), texts) if store.lexical == QDRANT else None
+    _write_files(directory, chunks, texts, {
         "book_id": book_id, "book_hash": content_hash, "chunker": settings.describe(),
         "embedder": {"name": embedder.name, "model_id": embedder.model_id, "dim": embedder.dim},
         "hashes": hashes, **({"sentences": SENTENCE_VERSION} if sentences else {}),
-        **(extra or {})})
+        **({"sparse": sparse} if sparse else {}), **(extra or {})})
     report("Done", 1.0)
     return SyncResult(len(chunks), len(todo), len(removed), rebuild or not compatible)
 
@@ -238,13 +246,13 @@ def _no_text_error(book_id: str, extra: dict) -> InputError:
                       "headings and run `python -m rag ingest` again.")
 
 
-def _write_files(directory: Path, chunks: list[Chunk], manifest: dict) -> None:
+def _write_files(directory: Path, chunks: list[Chunk], texts: list[str], manifest: dict
+                 ) -> None:
     """Each file is written beside its final name and renamed, the manifest last: a process
     killed at any point leaves the old index or the new one, never an empty chunks.jsonl under
     a manifest that says it is fresh."""
     directory.mkdir(parents=True, exist_ok=True)
-    LexicalIndex.build([embed_text_for(c.heading_path, c.text) for c in chunks]) \
-        .save(directory / "bm25")
+    LexicalIndex.build(texts).save(directory / "bm25")
     tmp_chunks = directory / (CHUNKS_FILE + ".tmp")
     with open(tmp_chunks, "w", encoding="utf-8") as out:
         out.writelines(json.dumps(_payload(c), ensure_ascii=False) + "\n" for c in chunks)
@@ -272,7 +280,8 @@ def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorS
             chunks = [_chunk_from(json.loads(line)) for line in f]
     except (OSError, ValueError, TypeError, KeyError) as e:  # JSON errors are ValueErrors
         raise incomplete_index_error(directory, f"{CHUNKS_FILE} is unreadable: {e}") from e
-    lexical = LexicalIndex.load(directory / "bm25", len(chunks))
+    lexical = open_lexical(store, name, [c.chunk_id for c in chunks], directory / "bm25",
+                           manifest)
     store.preload(name)
     return BookIndex(name, chunks, lexical, store, embedder, manifest,
                      load_sentences(directory, embedder.dim))

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from rag.errors import BookIndexError
+from rag.errors import BookIndexError, ConfigError
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 K1, B = 1.5, 0.75
 PROBE = "Robots' joints were balancing, and the IMUs weren't drifting during the 2nd test."
+QDRANT, BM25S = "qdrant", "bm25s"  # where BM25 lives: Qdrant's sparse vectors (sparse.py), files
+BACKENDS = (QDRANT, BM25S)
+
+
+def lexical_backend(url: str = "") -> str:
+    """RAG_LEXICAL when set, else "qdrant" with a Qdrant server and "bm25s" without one."""
+    value = os.environ.get("RAG_LEXICAL", "").strip().lower()
+    if not value:
+        return QDRANT if url else BM25S
+    if value not in BACKENDS:
+        raise ConfigError(f"RAG_LEXICAL must be one of {', '.join(BACKENDS)}; got {value!r}. "
+                          "Unset it to use Qdrant with QDRANT_URL and bm25s without.")
+    return value
 
 
 def lexical_signature() -> dict:
@@ -60,6 +77,37 @@ def lexical_files_present(directory: Path) -> bool:
     """Whether a saved index is complete enough to load (a cheap check for freshness)."""
     return (directory / EMPTY_MARKER).is_file() or all((directory / name).is_file()
                                                         for name in BM25_FILES)
+
+
+class LexicalMatches(Protocol):
+    """One question's BM25, as hybrid retrieval reads it, from either backend (bm25s files
+    here, Qdrant's sparse vectors in sparse.py)."""
+
+    order: list[int]  # positions of the best chunks by raw BM25, best first, all scoring > 0
+    best: float  # the best raw BM25 score in the whole book for this question (0: no match)
+
+    def raw(self, positions: Sequence[int]) -> np.ndarray:
+        """Raw BM25 score of the chunks at these positions."""
+
+    def coverage(self, positions: Sequence[int]) -> np.ndarray:
+        """Term coverage (LexicalIndex.term_coverage) of the chunks at these positions."""
+
+
+@dataclass(frozen=True)
+class BookMatches:
+    """bm25s scores every chunk of the book in one call; the positions asked for are read off."""
+
+    scores: np.ndarray
+    order: list[int]
+    best: float
+    whole_coverage: Callable[[], np.ndarray]
+
+    def raw(self, positions: Sequence[int]) -> np.ndarray:
+        return self.scores[np.asarray(positions, dtype=np.int64)].astype(np.float32)
+
+    def coverage(self, positions: Sequence[int]) -> np.ndarray:
+        rows = np.asarray(positions, dtype=np.int64)
+        return self.whole_coverage()[rows].astype(np.float32)
 
 
 class LexicalIndex:
@@ -120,6 +168,13 @@ class LexicalIndex:
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)[: self.size]
+
+    def match(self, query: str, limit: int) -> BookMatches:
+        """The best `limit` chunks by BM25 (ties in book order) and every chunk's score."""
+        scores = self.scores(query)
+        order = [int(i) for i in np.argsort(-scores, kind="stable")[:limit] if scores[i] > 0]
+        return BookMatches(scores, order, float(scores.max()) if scores.size else 0.0,
+                           lambda: self.term_coverage(query))
 
     def term_coverage(self, query: str) -> np.ndarray:
         """Per chunk, the IDF-weighted share of the question's distinct terms it holds (its

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rag.book.parse import parse_book
 from rag.config import Settings, get_secret
 from rag.index.build import BookIndex, IngestSummary, Progress, index_status, open_index, sync_index
+from rag.index.lexical import lexical_backend
 from rag.index.vectors import VectorStore, open_store
 from rag.providers.registry import get_embedder, prepare_embedder
 
@@ -16,7 +17,8 @@ def store_for(settings: Settings) -> VectorStore:
 def book_status(settings: Settings) -> dict:
     """Index freshness for the sidebar and `make run`; embeds nothing."""
     book = parse_book(settings.book_dir)
-    status = index_status(book, settings.index_dir, get_embedder(settings))
+    status = index_status(book, settings.index_dir, get_embedder(settings),
+                          lexical_backend(settings.qdrant_url))
     return {**status, "book_id": book.book_id, "files": book.report.files,
             "sections": book.report.sections, "unstable_ids": book.report.unstable_ids}
 
@@ -37,6 +39,7 @@ def load_index(settings: Settings, build: bool = True, progress: Progress | None
     embedder = get_embedder(settings)
     book = parse_book(settings.book_dir)
     summary = None
-    if build and not index_status(book, settings.index_dir, embedder)["fresh"]:
+    lexical = lexical_backend(settings.qdrant_url)
+    if build and not index_status(book, settings.index_dir, embedder, lexical)["fresh"]:
         summary = build_index(settings, progress=progress)
     return open_index(book.book_id, settings.index_dir, embedder, store_for(settings)), summary

@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from rag.errors import BookIndexError
+from rag.index.lexical import lexical_backend
 
 UPSERT_BATCH = 256
+SPARSE = "bm25"  # the named sparse vector that holds BM25 (sparse.py) beside the unnamed dense one
 SCROLL_BATCH = 2048
 _OPEN: dict[str, VectorStore] = {}
 _OPEN_LOCK = threading.Lock()
@@ -56,6 +58,15 @@ class VectorStore:
     def is_server(self) -> bool:
         return self.where.startswith("http")
 
+    @property
+    def lexical(self) -> str:
+        """Where BM25 lives for this store: "qdrant" (sparse vectors) or "bm25s" (files)."""
+        return lexical_backend(self.where if self.is_server else "")
+
+    def call(self, what: str, method: str, *args, **kwargs):
+        """Any client method under this store's lock and error wrapping (sparse.py's queries)."""
+        return self._call(what, getattr(self._client, method), *args, **kwargs)
+
     def _call(self, what: str, fn, *args, **kwargs):
         try:
             with self._lock:
@@ -84,7 +95,7 @@ class VectorStore:
                         "read vectors", self._client.scroll, name, limit=SCROLL_BATCH,
                         offset=offset, with_payload=False, with_vectors=True)
                     ids.extend(str(r.id) for r in records)
-                    rows.extend(r.vector for r in records)
+                    rows.extend(_dense(r.vector) for r in records)
                     if offset is None:
                         break
                 matrix = np.asarray(rows, dtype=np.float32).reshape(len(ids), -1) if rows \
@@ -100,12 +111,22 @@ class VectorStore:
             except BookIndexError:
                 pass  # the first search reports it, and retrieval falls back to BM25
 
-    def create(self, name: str, dim: int) -> None:
+    def create(self, name: str, dim: int, sparse: bool = False) -> None:
+        """A collection of cosine vectors; with `sparse`, also BM25 with Qdrant's IDF modifier."""
         from qdrant_client import models
 
         self._forget(name)
+        sparse_config = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
         self._call("create a collection", self._client.create_collection, name,
-                   vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE))
+                   vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
+                   sparse_vectors_config=sparse_config if sparse else None)
+
+    def has_sparse(self, name: str) -> bool:
+        """Whether the collection exists and was created with the BM25 sparse vector."""
+        if not self.has_collection(name):
+            return False
+        info = self._call("read a collection", self._client.get_collection, name)
+        return SPARSE in (info.config.params.sparse_vectors or {})
 
     def drop(self, name: str) -> None:
         self._forget(name)
@@ -154,7 +175,7 @@ class VectorStore:
                     if cid in matrix.rows}
         records = self._call("fetch vectors", self._client.retrieve, name, ids=ids,
                              with_payload=False, with_vectors=True)
-        return {str(r.id): np.asarray(r.vector, dtype=np.float32) for r in records}
+        return {str(r.id): np.asarray(_dense(r.vector), dtype=np.float32) for r in records}
 
     def close(self) -> None:
         with _OPEN_LOCK:
@@ -166,6 +187,11 @@ class VectorStore:
             self._client.close()
         except Exception:  # closing a broken client must not hide the original problem
             pass
+
+
+def _dense(vector):
+    """The unnamed dense vector of a record (a dict of vectors when a sparse one sits beside it)."""
+    return vector[""] if isinstance(vector, dict) else vector
 
 
 def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int = 5

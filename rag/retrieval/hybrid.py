@@ -16,7 +16,7 @@ from rag.errors import ConfigError, RagError
 from rag.index.build import BookIndex, dense_scores_for
 from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
 from rag.retrieval.query import validate_query
-from rag.retrieval.signals import SIGNALS, pool_signals
+from rag.retrieval.signals import SIGNALS, book_signals
 from rag.types import MAX_SIGNALS, Chunk, Hit, Retrieval, RetrievalSettings
 
 REASON_BELOW = "below_threshold"
@@ -81,12 +81,14 @@ def check_signal_weights(weights: dict[str, float]) -> None:
 
 
 def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> CandidatePool:
-    """top-N dense ∪ top-N BM25; a failing dense side degrades to BM25 only, with a notice."""
+    """top-N dense ∪ top-N BM25; a failing dense side degrades to BM25 only, with a notice.
+    BM25 comes from bm25s over the whole book or from Qdrant's sparse vectors (index/sparse.py),
+    which score the dense side's extra candidates on request: the pool is the same either way."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    bm25_all = index.lexical.scores(query)
+    lexical = index.lexical.match(query, pool_size)
     timings["bm25_ms"] = (time.perf_counter() - t0) * 1000
-    bm25_order = [i for i in np.argsort(-bm25_all, kind="stable")[:pool_size] if bm25_all[i] > 0]
+    bm25_order = lexical.order
     dense_by_id: dict[str, float] = {}
     notices: list[Notice] = []
     vector = None
@@ -112,11 +114,16 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
     dense = np.clip(np.array([dense_by_id.get(c.chunk_id, 0.0) for c in chunks],
                              dtype=np.float32), 0.0, 1.0)
     t0 = time.perf_counter()
-    signals = pool_signals(index, query, positions)
+    bm25_raw = lexical.raw(positions)
+    timings["bm25_ms"] += (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    rows = np.asarray(positions, dtype=np.int64)
+    authority, recency = book_signals(index)
+    signals = {"terms": lexical.coverage(positions), "authority": authority[rows],
+               "recency": recency[rows]}
     timings["signals_ms"] = (time.perf_counter() - t0) * 1000
-    return CandidatePool(query=query, chunks=chunks, dense=dense,
-                         bm25_raw=bm25_all[positions].astype(np.float32),
-                         bm25_max=float(bm25_all.max()) if bm25_all.size else 0.0,
+    return CandidatePool(query=query, chunks=chunks, dense=dense, bm25_raw=bm25_raw,
+                         bm25_max=lexical.best,
                          notices=tuple(notices), latency_ms=timings, signals=signals,
                          query_vector=vector)
 

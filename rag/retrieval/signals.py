@@ -2,7 +2,8 @@
 ADR: semantic similarity, source authority, recency, query-term match):
 
 - terms: the IDF-weighted share of the question's distinct terms a chunk holds (heading path
-  included), read from the BM25 index's term-document matrix;
+  included), read from the lexical backend (bm25s's term-document matrix, or the candidates'
+  sparse vectors in Qdrant);
 - authority: the chapter's frontmatter `authority` (0..1); chunks without one score 0;
 - recency: the chapter's frontmatter `last_updated`, scaled over the book (oldest 0, newest 1;
   all the same date: 1); chunks without one score 0.
@@ -21,14 +22,6 @@ from rag.types import Chunk
 
 SIGNALS = ("terms", "authority", "recency")
 SIGNAL_LABELS = {"terms": "Term match", "authority": "Authority", "recency": "Recency"}
-
-
-def pool_signals(index, query: str, positions: Sequence[int]) -> dict[str, np.ndarray]:
-    """Every signal for the candidates at `positions` of index.chunks."""
-    rows = np.asarray(list(positions), dtype=np.int64)
-    authority, recency = book_signals(index)
-    return {"terms": index.lexical.term_coverage(query)[rows].astype(np.float32),
-            "authority": authority[rows], "recency": recency[rows]}
 
 
 def book_signals(index) -> tuple[np.ndarray, np.ndarray]:

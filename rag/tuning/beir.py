@@ -104,7 +104,8 @@ def open_beir_index(data: BeirData, index_dir: Path, embedder: Embedder, store: 
     """The corpus indexed like a book (the same chunker, embedder, BM25 and manifest), built on
     first use and re-embedded only where the corpus, chunker or embedder changed."""
     book_id = f"beir-{data.name}"
-    if not content_status(book_id, data.corpus_hash, index_dir, embedder, False)["fresh"]:
+    if not content_status(book_id, data.corpus_hash, index_dir, embedder, False,
+                          lexical=store.lexical)["fresh"]:
         sync_sections(corpus_sections(data), book_id, data.corpus_hash, index_dir, embedder,
                       store, {"book_root": data.name}, progress=progress, sentences=False)
     return open_index(book_id, index_dir, embedder, store)
