@@ -7,6 +7,11 @@ scored on the other's, the top unit holds a fact for 0.44 (sample -> Physical AI
 A boosted-tree model reached 0.85 on the book it was fitted on but 0.22-0.34 on the other one,
 so the model stays linear: it generalises, and each weight can be read. Its probability ranks the
 units and, for the best unit, is the answer's generation confidence.
+
+Not adopted (2026-11-23): bench/fit_extractive.py's standardised fit (C 0.05) answered 1 + 3 more
+questions in-sample (sample 45 -> 46 of 87, Physical AI 36 -> 39 of 64) but one each way
+cross-book, and raised the Physical AI calibration error 0.094 -> 0.149 (target <= 0.10) while
+lowering the confidence AUROC 0.58 -> 0.51; these weights are the former unstandardised fit.
 """
 
 from __future__ import annotations
