@@ -10,8 +10,11 @@ from rag.index.vectors import VectorStore, open_store
 from rag.providers.registry import get_embedder, prepare_embedder
 
 
-def store_for(settings: Settings) -> VectorStore:
-    return open_store(settings.index_dir, settings.qdrant_url, get_secret("QDRANT_API_KEY"))
+def store_for(settings: Settings, read_only: bool = False) -> VectorStore:
+    """The settings' vector store; `read_only` lets a process search a copy of an embedded
+    store another process holds (rag.index.snapshot)."""
+    return open_store(settings.index_dir, settings.qdrant_url, get_secret("QDRANT_API_KEY"),
+                      read_only=read_only)
 
 
 def book_status(settings: Settings) -> dict:
@@ -42,4 +45,6 @@ def load_index(settings: Settings, build: bool = True, progress: Progress | None
     lexical = lexical_backend(settings.qdrant_url)
     if build and not index_status(book, settings.index_dir, embedder, lexical)["fresh"]:
         summary = build_index(settings, progress=progress)
-    return open_index(book.book_id, settings.index_dir, embedder, store_for(settings)), summary
+    # Built and fresh: from here the index is only read, so another process may hold the store.
+    return open_index(book.book_id, settings.index_dir, embedder,
+                      store_for(settings, read_only=True)), summary

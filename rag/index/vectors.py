@@ -18,6 +18,9 @@ from rag.index.lexical import lexical_backend
 UPSERT_BATCH = 256
 SPARSE = "bm25"  # the named sparse vector that holds BM25 (sparse.py) beside the unnamed dense one
 SCROLL_BATCH = 2048
+IN_USE = ("The index at {where} is in use by another Folio process (the app, `rag serve` or a CLI "
+          "command), which is the one that can change it: stop it, use another --index DIR, or "
+          "run a Qdrant server and set QDRANT_URL.")
 _OPEN: dict[str, VectorStore] = {}
 _OPEN_LOCK = threading.Lock()
 LOG = logging.getLogger(__name__)
@@ -47,9 +50,10 @@ class LocalMatrix:
 
 
 class VectorStore:
-    def __init__(self, client, where: str) -> None:
+    def __init__(self, client, where: str, copy_of: str = "") -> None:
         self._client = client
         self.where = where
+        self.copy_of = copy_of  # a read-only copy of this embedded store (rag.index.snapshot)
         self._lock = threading.Lock()  # local mode is plain Python: keep calls one at a time
         self._matrices: dict[str, LocalMatrix] = {}
         self._matrix_lock = threading.RLock()  # taken before _lock, never after
@@ -75,6 +79,11 @@ class VectorStore:
             raise
         except Exception as e:  # qdrant raises transport, HTTP and value errors alike
             raise BookIndexError(f"Qdrant at {self.where} failed to {what}: {e}") from e
+
+    def _writing(self, name: str) -> None:
+        if self.copy_of:
+            raise BookIndexError(IN_USE.format(where=self.copy_of))
+        self._forget(name)
 
     def has_collection(self, name: str) -> bool:
         return bool(self._call("list collections", self._client.collection_exists, name))
@@ -115,7 +124,7 @@ class VectorStore:
         """A collection of cosine vectors; with `sparse`, also BM25 with Qdrant's IDF modifier."""
         from qdrant_client import models
 
-        self._forget(name)
+        self._writing(name)
         sparse_config = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
         self._call("create a collection", self._client.create_collection, name,
                    vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
@@ -129,7 +138,7 @@ class VectorStore:
         return SPARSE in (info.config.params.sparse_vectors or {})
 
     def drop(self, name: str) -> None:
-        self._forget(name)
+        self._writing(name)
         if self.has_collection(name):
             self._call("delete a collection", self._client.delete_collection, name)
 
@@ -141,7 +150,7 @@ class VectorStore:
     def upsert(self, name: str, ids: list[str], vectors: np.ndarray, payloads: list[dict]) -> None:
         from qdrant_client import models
 
-        self._forget(name)
+        self._writing(name)
         for start in range(0, len(ids), UPSERT_BATCH):
             end = start + UPSERT_BATCH
             batch = models.Batch(ids=ids[start:end], vectors=vectors[start:end].tolist(),
@@ -153,7 +162,7 @@ class VectorStore:
         from qdrant_client import models
 
         if ids:
-            self._forget(name)
+            self._writing(name)
             self._call("delete vectors", self._client.delete, name,
                        points_selector=models.PointIdsList(points=ids), wait=True)
             self._forget(name)
@@ -194,13 +203,15 @@ def _dense(vector):
     return vector[""] if isinstance(vector, dict) else vector
 
 
-def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int = 5
-               ) -> VectorStore:
-    """One client per location per process: Qdrant's local mode refuses a second one."""
+def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int = 5,
+               read_only: bool = False) -> VectorStore:
+    """One client per location per process: Qdrant's local mode refuses a second one. With
+    `read_only`, an embedded store held by another process is searched through a copy."""
     where = url or str((Path(index_dir) / "qdrant").resolve())
     with _OPEN_LOCK:
         if where in _OPEN:
             return _OPEN[where]
+        copy_of = ""
         from qdrant_client import QdrantClient
 
         try:
@@ -211,20 +222,20 @@ def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int =
         except BookIndexError:
             raise
         except RuntimeError as e:
-            if "already accessed" in str(e):
-                raise BookIndexError(
-                    f"The index at {where} is in use by another Folio process (the app or a "
-                    "CLI command). Qdrant's embedded store allows one process at a time: stop "
-                    "the other process, use another --index DIR, or run a Qdrant server and set "
-                    "QDRANT_URL.") from e
-            raise BookIndexError(f"Could not open the index at {where}: {e}") from e
+            if "already accessed" not in str(e):
+                raise BookIndexError(f"Could not open the index at {where}: {e}") from e
+            if not read_only:
+                raise BookIndexError(IN_USE.format(where=where)) from e
+            from rag.index.snapshot import open_copy
+
+            client, copy_of = open_copy(Path(where))[0], where
         except Exception as e:
             if url:
                 raise BookIndexError(f"Could not connect to Qdrant at {where}: {e}") from e
             raise BookIndexError(f"Could not open the index at {where} ({e}); if its files are "
                                  f"damaged, remove the folder {where} and run "
                                  "`python -m rag ingest --rebuild`.") from e
-        _OPEN[where] = VectorStore(client, where)
+        _OPEN[where] = VectorStore(client, where, copy_of)
         return _OPEN[where]
 
 

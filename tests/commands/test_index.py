@@ -180,3 +180,30 @@ def test_index_in_use_by_this_process_is_refused_to_the_cli(tmp_path: Path) -> N
     assert result.returncode == 1
     assert "in use by another Folio process" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_built_index_held_by_another_process_is_searched_through_a_copy(sample_index,
+                                                                         sample_index_dir
+                                                                         ) -> None:
+    """The app (here: this test process) holds the embedded store; `rag search` and `rag ask`
+    in another process answer from a read-only copy instead of failing, and say so."""
+    assert sample_index.store.copy_of == ""  # this process holds the real store
+    question = "What does a lidar do badly on a legged robot?"
+    for command in (("search", question), ("ask", question, "--no-audit")):
+        result = rag_cli(*command, "--book", SAMPLE_BOOK, "--index", sample_index_dir, "--json")
+        assert result.returncode == 0, result.stderr
+        assert "in use by another Folio process: searching a read-only copy" in result.stderr
+        assert '"section_id": "lidar"' in result.stdout  # found, and cited by `ask`
+
+
+def test_a_copy_of_the_store_refuses_to_be_written(sample_index, sample_index_dir) -> None:
+    probe = ("import sys, numpy as np\nfrom rag.index.vectors import open_store\n"
+             "from rag.errors import BookIndexError\n"
+             "store = open_store(sys.argv[1], read_only=True)\nprint('copy of', store.copy_of)\n"
+             "try:\n    store.upsert('x', ['a'], np.zeros((1, 3), 'float32'), [{}])\n"
+             "except BookIndexError as e:\n    print('refused:', e)")
+    out = subprocess.run([sys.executable, "-c", probe, str(sample_index_dir)], cwd=PROJECT_ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "copy of " + str((sample_index_dir / "qdrant").resolve()) in out.stdout
+    assert "refused: The index at" in out.stdout and "in use by another Folio process" in out.stdout
