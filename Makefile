@@ -40,6 +40,8 @@ bench: index
 	$(PY) bench/audit.py
 	$(PY) bench/tuning.py
 	$(PY) bench/ingest.py
+	$(PY) bench/writers.py --seconds 60
+	$(PY) bench/load.py --seconds 60
 
 clean:
 	rm -rf data/index data/audit.duckdb data/audit.duckdb.wal data/audit data/audit.spool tests/app/artifacts
