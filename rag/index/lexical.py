@@ -172,8 +172,8 @@ class LexicalIndex:
     def match(self, query: str, limit: int) -> BookMatches:
         """The best `limit` chunks by BM25 (ties in book order) and every chunk's score."""
         scores = self.scores(query)
-        order = [int(i) for i in np.argsort(-scores, kind="stable")[:limit] if scores[i] > 0]
-        return BookMatches(scores, order, float(scores.max()) if scores.size else 0.0,
+        return BookMatches(scores, top_positive(scores, limit),
+                           float(scores.max()) if scores.size else 0.0,
                            lambda: self.term_coverage(query))
 
     def term_coverage(self, query: str) -> np.ndarray:
@@ -195,3 +195,17 @@ class LexicalIndex:
             if end > start:
                 coverage[indices[start:end]] += idf
         return np.clip(coverage / total, 0.0, 1.0)[: self.size] if total > 0 else coverage
+
+
+def top_positive(scores: np.ndarray, limit: int) -> list[int]:
+    """Positions of the best `limit` positive scores, best first, ties in book order: what a
+    stable argsort gives, without sorting the whole book (0.4 ms of 10,000 chunks per query)."""
+    positive = np.flatnonzero(scores > 0)
+    if limit <= 0 or not positive.size:
+        return []
+    if positive.size > limit:
+        values = scores[positive]
+        cut = np.partition(values, positive.size - limit)[positive.size - limit]
+        positive = positive[values >= cut]  # the best `limit`, with every tie at the cut
+    order = positive[np.lexsort((positive, -scores[positive]))]
+    return [int(i) for i in order[:limit]]
