@@ -57,21 +57,29 @@ def export_folder(cache_root: Path, weights_sha: str) -> Path:
 
 def cached_problem(folder: Path, weights_sha: str) -> str | None:
     """Why the cached export cannot be used as it is, or None when its SHA-256 matches."""
-    model, record_path = folder / MODEL_FILE, folder / RECORD_FILE
+    return recorded_problem(folder / MODEL_FILE, folder / RECORD_FILE, "not exported yet",
+                            {"weights_sha256": weights_sha}, "it was exported from other weights")
+
+
+def recorded_problem(model: Path, record_path: Path, missing: str, expected: dict[str, object],
+                     other: str) -> str | None:
+    """Why a cached model file cannot be trusted: absent (`missing`), no readable record beside
+    it, a record that does not hold `expected` (`other`), or bytes that differ from the SHA-256
+    it records. None when it can be used."""
     if not model.is_file():
-        return "not exported yet"
+        return missing
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return f"{RECORD_FILE} is missing or unreadable"
-    if not isinstance(record, dict) or record.get("weights_sha256") != weights_sha:
-        return "it was exported from other weights"
+        return f"{record_path.name} is missing or unreadable"
+    if not isinstance(record, dict) or any(record.get(k) != v for k, v in expected.items()):
+        return other
     try:
         actual = sha256_file(model)
     except OSError as e:
-        return f"{MODEL_FILE} cannot be read: {e}"
+        return f"{model.name} cannot be read: {e}"
     if actual != record.get("sha256"):
-        return f"{MODEL_FILE} does not match its recorded SHA-256 (damaged or changed)"
+        return f"{model.name} does not match its recorded SHA-256 (damaged or changed)"
     return None
 
 

@@ -27,6 +27,7 @@ from rag.providers.onnx_export import (
     PROBES,
     _export_lock,
     _write_atomically,
+    recorded_problem,
     sha256_file,
 )
 from rag.providers.onnx_runtime import OnnxEncoder, OnnxUnavailable
@@ -42,22 +43,9 @@ _ENCODERS: dict[str, OnnxEncoder] = {}
 
 
 def _problem(folder: Path, source_sha: str) -> str | None:
-    model, record_path = folder / INT8_FILE, folder / INT8_RECORD
-    if not model.is_file():
-        return "not quantised yet"
-    try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return f"{INT8_RECORD} is missing or unreadable"
-    if not isinstance(record, dict) or record.get("source_sha256") != source_sha \
-            or record.get("version") != INT8_VERSION:
-        return "it was made from another fp32 model or recipe"
-    try:
-        if sha256_file(model) != record.get("sha256"):
-            return f"{INT8_FILE} does not match its recorded SHA-256 (damaged or changed)"
-    except OSError as e:
-        return f"{INT8_FILE} cannot be read: {e}"
-    return None
+    return recorded_problem(folder / INT8_FILE, folder / INT8_RECORD, "not quantised yet",
+                            {"source_sha256": source_sha, "version": INT8_VERSION},
+                            "it was made from another fp32 model or recipe")
 
 
 def open_int8(fp32: OnnxEncoder) -> OnnxEncoder:
