@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
 
 from rag.commands.common import add_book_args, settings_from, terminal_progress
@@ -26,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--concurrency", type=int, metavar="N",
                        help="questions answered at once, in worker threads (default: one per "
                             "CPU core for the offline answerer, 32 with Claude)")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker processes (default 1); they share the rate limits and "
+                            "the audit log")
     serve.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     serve.set_defaults(func=run_serve)
 
@@ -44,40 +49,38 @@ def run_serve(args: argparse.Namespace) -> int:
         raise InputError(f"--port {args.port} must be between 1 and 65535.")
     if args.concurrency is not None and not 1 <= args.concurrency <= 64:
         raise InputError(f"--concurrency {args.concurrency} must be between 1 and 64.")
+    if not 1 <= args.workers <= 16:
+        raise InputError(f"--workers {args.workers} must be between 1 and 16.")
     import uvicorn
 
     from rag.access.keys import ApiKeys
-    from rag.access.ratelimit import RateLimiter, default_state_path, rate_limit_per_minute
-    from rag.audit.store import AuditStore
     from rag.index.load import load_index
-    from rag.providers.registry import get_llm
-    from rag.serve.app import create_app
-    from rag.serve.auth import Access
-    from rag.serve.runner import DEFAULT_CONCURRENCY, REMOTE_CONCURRENCY
-    from rag.serve.service import Service
+    from rag.index.vectors import close_all
+    from rag.serve.factory import ENV, build_app
 
     keys = ApiKeys.load()
     check_host(args.host, len(keys))
     settings = settings_from(args)
-    per_minute = rate_limit_per_minute(settings_file=settings.settings_file)
-    llm = get_llm(settings)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s: %(message)s")
     if len(keys) == 0:
         print(LOCAL_ONLY, file=sys.stderr, flush=True)
-    index, _ = load_index(settings, progress=terminal_progress)
-    limiter = RateLimiter(default_state_path(settings.audit_db), per_minute) \
-        if per_minute > 0 else None
-    audit = AuditStore(settings.audit_db)
-    concurrency = args.concurrency or (DEFAULT_CONCURRENCY if llm is None else REMOTE_CONCURRENCY)
-    try:
-        service = Service.build(settings, index, llm, audit)
-        app = create_app(service, Access(keys, limiter), concurrency=concurrency,
-                         on_shutdown=audit.close)
-        print(f"{settings.resolved_title}: {len(index.chunks)} chunks, {len(keys)} API keys, "
-              f"{per_minute or 'no'} questions per minute per client; "
-              f"http://{args.host}:{args.port}/docs", file=sys.stderr, flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                    access_log=args.log_level in ("info", "debug"), server_header=False)
-    finally:
-        audit.close()  # a no-op after the app's shutdown closed it
+    run = {"host": args.host, "port": args.port, "log_level": args.log_level,
+           "access_log": args.log_level in ("info", "debug"), "server_header": False}
+    if args.workers == 1:
+        app, describe = build_app(settings, args.concurrency)
+        print(f"{describe}; http://{args.host}:{args.port}/docs", file=sys.stderr, flush=True)
+        uvicorn.run(app, **run)
+        return 0
+    # Several worker processes: the index is brought up to date once, here, then each worker
+    # opens it (the first holds the embedded store, the others search read-only copies); rate
+    # limits and the audit are shared through files, so they hold across the workers.
+    load_index(settings, progress=terminal_progress)
+    close_all()
+    os.environ[ENV] = json.dumps({"book": str(settings.book_dir),
+                                  "index": str(settings.index_dir), "embedder": settings.embedder,
+                                  "concurrency": args.concurrency})
+    print(f"{args.workers} worker processes: http://{args.host}:{args.port}/docs",
+          file=sys.stderr, flush=True)
+    uvicorn.run("rag.serve.factory:app_from_environment", factory=True, workers=args.workers,
+                **run)
     return 0

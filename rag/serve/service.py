@@ -5,6 +5,7 @@ the inspector does, and describe the server for /v1/health."""
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -80,7 +81,7 @@ class Service:
             "book": {"id": s.book_id, "title": s.resolved_title},
             "chunks": len(self.index.chunks),
             "embedder": {"name": s.embedder, "model": self.index.embedder.model_id},
-            "llm": s.llm, "auth": auth,
+            "llm": s.llm, "auth": auth, "process": os.getpid(),  # which worker answered
             # "spooling": answers wait on disk while another process holds the audit file
             "audit": "off" if self.audit is None else
             "spooling" if getattr(self.audit, "unavailable", "") else "ok",
