@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rag.config.check import RUNTIMES, shown_path, stage_problems, url_template_problem
-from rag.config.files import read_settings_file
+from rag.config.files import read_secrets, read_settings_file
 from rag.config.identity import book_id_for, is_book, title_of_book, tuned_books
 from rag.errors import ConfigError
 from rag.types import RetrievalSettings
@@ -134,17 +133,15 @@ class Settings:
 
 
 def get_secret(name: str) -> str:
-    """A key from the environment, else from .streamlit/secrets.toml; "" when absent."""
+    """A key from the environment, else from .streamlit/secrets.toml; "" when absent or when the
+    file is not valid TOML (the app's sign-in and API keys refuse such a file instead)."""
     value = os.environ.get(name, "").strip()
     if value:
         return value
-    secrets_file = PROJECT_ROOT / ".streamlit" / "secrets.toml"
-    if secrets_file.is_file():
-        try:
-            return str(tomllib.loads(secrets_file.read_text()).get(name, "")).strip()
-        except tomllib.TOMLDecodeError:
-            return ""
-    return ""
+    try:
+        return str(read_secrets(PROJECT_ROOT / ".streamlit" / "secrets.toml").get(name, "")).strip()
+    except ConfigError:
+        return ""
 
 
 def _from_file(data: dict[str, Any]) -> dict[str, Any]:
