@@ -107,6 +107,20 @@ class CountingEmbedder(Embedder):
 
 # -- PDF books, printed by Chromium at test time (no binary fixtures) -----------------------------
 
+# A two-section chapter printed to PDF (tests/index, tests/app): bookmarks-free, so its
+# sections come from font sizes; the second paragraph of "Zero Moment Point" is on page 2.
+BALANCE_HTML = """<html><head><meta charset="utf-8"><title>Balance</title><style>
+body{font:12pt serif} h1{font-size:26pt} h2{font-size:19pt} .turn{break-before:page}</style>
+</head><body><h1>Balance Control</h1>
+<p>Balance control keeps the centre of mass of a walking robot above its support polygon.</p>
+<h2>Zero Moment Point</h2>
+<p>The zero moment point is where the net ground reaction force acts on the sole.</p>
+<p class="turn">The zero moment point must stay inside the support polygon, or the foot tips
+over its edge.</p>
+<h2>Capture Point</h2><p>The capture point is where the robot must step to come to rest.</p>
+</body></html>"""
+
+
 def print_pdf(html: str, out: Path, outline: bool = True, header_footer: bool = False) -> Path:
     """`html` printed to `out` by Debian's Chromium, or a skip when it is not installed. With
     `outline`, Chromium turns the headings into the PDF's bookmarks."""

@@ -23,6 +23,7 @@ from pages.components.book.text import (
 from rag.book.parse import parse_book
 from rag.config import load_settings
 from tests.builders import (
+    BALANCE_HTML,
     ask,
     chromium,
     markdown_text,
@@ -34,16 +35,9 @@ from tests.builders import (
 )
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
-BALANCE = """<html><head><meta charset="utf-8"><title>Balance</title><style>
-body{font:12pt serif} h1{font-size:26pt} h2{font-size:19pt} .turn{break-before:page}</style>
-</head><body><h1>Balance Control</h1>
-<p>Balance control keeps the centre of mass of a walking robot above its support polygon.</p>
-<h2>Zero Moment Point</h2>
-<p>The zero moment point is where the net ground reaction force acts on the sole.</p>
-<p class="turn">The zero moment point must stay inside the support polygon, or the foot tips
-over its edge. Costs 5 * 2 = 10 #units_of_effort [sic].</p>
-<h2>Capture Point</h2><p>The capture point is where the robot must step to come to rest.</p>
-</body></html>"""
+# With markdown-looking text, which the Book page must show as it is.
+BALANCE = BALANCE_HTML.replace("over its edge.</p>",
+                               "over its edge. Costs 5 * 2 = 10 #units_of_effort [sic].</p>")
 INTRO = """---
 title: Walking
 ---

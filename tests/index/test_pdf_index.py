@@ -16,24 +16,13 @@ from rag.answer.pipeline import Pipeline
 from rag.book.parse import book_id_for, parse_book
 from rag.config import load_settings
 from rag.index.build import collection_dir, collection_name, index_status, open_index, sync_index
-from tests.builders import SAMPLE_BOOK, print_pdf
-
-BALANCE = """<html><head><meta charset="utf-8"><title>Balance</title><style>
-body{font:12pt serif} h1{font-size:26pt} h2{font-size:19pt} .turn{break-before:page}</style>
-</head><body><h1>Balance Control</h1>
-<p>Balance control keeps the centre of mass of a walking robot above its support polygon.</p>
-<h2>Zero Moment Point</h2>
-<p>The zero moment point is where the net ground reaction force acts on the sole.</p>
-<p class="turn">The zero moment point must stay inside the support polygon, or the foot tips
-over its edge.</p>
-<h2>Capture Point</h2><p>The capture point is where the robot must step to come to rest.</p>
-</body></html>"""
+from tests.builders import BALANCE_HTML, SAMPLE_BOOK, print_pdf
 
 
 @pytest.fixture
 def pdf_book(tmp_path: Path) -> Path:
     book = tmp_path / "pdf-book"
-    print_pdf(BALANCE, book / "walking" / "balance.pdf")
+    print_pdf(BALANCE_HTML, book / "walking" / "balance.pdf")
     (book / "walking" / "intro.md").write_text("## Why Walk {#why}\n\nLegs cross rough ground.\n")
     return book
 
