@@ -162,17 +162,14 @@ def sentence_number_question(text: str, names: set[str]) -> Phrased | None:
         if not match or not (subject := subject_phrase(match.group("subj"), names)):
             continue
         value, verb = match.group("value").strip(), match.group("verb")
+        aux, base = does(verb)  # "takes" -> ("does", "take"); the passive pattern uses neither
         if pattern is TAKES_RE:
-            aux, base = does(verb)
             return Phrased(f"How long {aux} {subject} {base}?", value, NUMERIC, 1)
         if pattern is HAS_RE:
-            aux, _ = does(verb)
             return Phrased(f"What {match.group('np')} {aux} {subject} have?", value, NUMERIC, 1)
         if pattern is RUNS_RE:
-            aux, base = does(verb)
             return Phrased(f"At what rate {aux} {subject} {base}?", value, NUMERIC, 1)
         if pattern is WEIGHS_RE:
-            aux, base = does(verb)
             return Phrased(f"How much {aux} {subject} weigh?", value, NUMERIC, 1)
         be, prep = match.group("be"), match.group("prep")
         if verb == "rated" and prep == "for":

@@ -12,7 +12,6 @@ from rag.answer.guardrails import reason_label
 from rag.answer.query_types import TYPE_LABELS
 
 INSPECT_KEY = "inspector_question"
-SCORE = st.column_config.NumberColumn(format="%.3f", width="small")
 HITS_CONFIG = {
     "#": st.column_config.NumberColumn("#", width=36),
     "section": st.column_config.TextColumn("Section", width=260),
