@@ -3,8 +3,8 @@
 An answer is *correct* when the pipeline answered (status success or partial) an in-scope question
 and its text contains every key fact of the question. Key facts are matched on normalised text:
 case-folded, markdown marks and citation markers dropped, hyphens and dashes read as spaces,
-whitespace collapsed, and whole words only ("ODE" is not in "node", "5 cm" is not in "15 cm" nor
-in "0.5 cm"). An emphasis mark is dropped only where it is markup (`*x*`, `__x__`), so a fact like
+whitespace collapsed, a number and its unit with or without a space ("64 GB" is "64GB"), and
+whole words only ("ODE" is not in "node", "5 cm" is not in "15 cm" nor in "0.5 cm"). An emphasis mark is dropped only where it is markup (`*x*`, `__x__`), so a fact like
 "A*" keeps its star and must appear as "A*", not as any word "a".
 
 Questions are *judged* when their right outcome is known: out of scope (any answer is wrong) or in
@@ -44,6 +44,7 @@ BULLET_RE = re.compile(r"^[ \t]*[*+](?=\s)", re.MULTILINE)  # "- item" is a dash
 STAR_RE = re.compile(r"(\*{1,3})(?!\s)(.+?)(?<!\s)\1")
 # CommonMark: `_` opens and closes emphasis only at word edges, so snake_case stays whole
 UNDERSCORE_RE = re.compile(r"(?<![^\W_])(_{1,3})(?!\s)(.+?)(?<!\s)\1(?![^\W_])")
+NUMBER_UNIT_RE = re.compile(r"(?<=\d) ?(?=[^\W\d_])")  # between "64" and "GB", spaced or not
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 Progress = Callable[[str, float], None]
 
@@ -60,12 +61,14 @@ def normalise_text(text: str) -> str:
 
 
 def _fact_pattern(fact: str) -> re.Pattern[str]:
-    """Whole words at the fact's word edges; a number does not continue "0.5" or "1,500"."""
+    """Whole words at the fact's word edges; a number does not continue "0.5" or "1,500"; a
+    number and the unit after it match with or without a space ("64 GB" is "64GB")."""
     start = r"(?<![^\W_])" if fact[0].isalnum() else ""
     start += r"(?<!\d[.,])" if fact[0].isdigit() else ""
     end = r"(?![^\W_])" if fact[-1].isalnum() else ""
     end += r"(?![.,]\d)" if fact[-1].isdigit() else ""
-    return re.compile(start + re.escape(fact) + end)
+    body = " ?".join(re.escape(part) for part in NUMBER_UNIT_RE.split(fact))
+    return re.compile(start + body + end)
 
 
 def key_facts_found(answer: str, facts: Iterable[str]) -> tuple[bool, ...]:

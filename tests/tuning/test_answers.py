@@ -40,6 +40,16 @@ def test_whole_words_only():
     assert not contains_key_facts("5 cms", ["5 cm"])
 
 
+def test_a_number_and_its_unit_match_spaced_or_not():
+    assert contains_key_facts("a workstation with 64GB RAM", ["64 GB"])
+    assert contains_key_facts("a workstation with 64 GB RAM", ["64GB"])
+    assert contains_key_facts("draws 7-15W at 40 TOPS", ["7-15 W", "40TOPS"])
+    assert not contains_key_facts("164GB", ["64 GB"])  # still whole numbers
+    assert not contains_key_facts("64 GBit", ["64 GB"])  # and whole units
+    assert contains_key_facts("in 2 weeks", ["weeks"])  # a unit alone is still a word
+    assert contains_key_facts("version 2023.1.1", ["2023.1.1"])
+
+
 def test_case_whitespace_dashes_and_quotes_are_ignored():
     assert contains_key_facts("Rates of 200–1000\u00a0Hz\nand  25-40 encoders",
                               ["200-1000 hz", "25—40"])
