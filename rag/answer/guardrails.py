@@ -61,9 +61,23 @@ REALTIME_RE = re.compile(
     r"rankings?|standings)|latest (?:version|release|firmware|models?|results?|figures)|"
     r"(?:latest|recent|breaking|current)\s+(?:\w+\s+){0,2}?news|in the news|"
     r"weather (?:forecast|like|today|tomorrow|in|for)|"
-    r"(?:will|going to)\b[^.?!]{0,40}\b(?:in|by) 20\d\d)\b"
-    rf"|\b(today|at the moment){_CLAUSE_END}",
+    r"(?:will|going to)\b[^.?!]{0,40}\b(?:in|by) 20\d\d)\b",
     re.IGNORECASE)
+# "today" or "at the moment" closing a clause asks about the present ("Which robots are for sale
+# today?") unless the question asks what the book itself says ("Which robots are given as
+# examples of where the field stands today?", "What does the book say about it today?").
+PRESENT_RE = re.compile(rf"\b(today|at the moment){_CLAUSE_END}", re.IGNORECASE)
+BOOK_REFERENCE_RE = re.compile(
+    r"\b(?:given|mentioned|named|listed|described|cited|shown|used) as (?:an? )?examples?\b|"
+    r"\b(?:the|this) (?:book|course|chapter|text|author|module|lesson)\b|\baccording to\b",
+    re.IGNORECASE)
+
+
+def asks_realtime(question: str) -> bool:
+    """Does the question ask about what is happening now, which no book can answer?"""
+    return bool(REALTIME_RE.search(question) or (
+        PRESENT_RE.search(question) and not BOOK_REFERENCE_RE.search(question)))
+
 
 NOT_COVERED = ("I can only answer questions based on {book}. This topic isn't covered in the "
                "available material.")
@@ -106,7 +120,7 @@ def check_capability(question: str, book: str, as_of: str,
             message += CODE_SECTIONS.format(names="; ".join(names)) if names else \
                 NO_CODE_SECTIONS
         return Verdict("capability", CAPABILITY_CODE, "override", message)
-    if REALTIME_RE.search(question):
+    if asks_realtime(question):
         return Verdict("capability", CAPABILITY_REALTIME, "override",
                        NO_REALTIME.format(book=book, date=as_of))
     return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rag.answer.guardrails import CODE_REQUEST_RE, REALTIME_RE
+from rag.answer.guardrails import CODE_REQUEST_RE, asks_realtime
 from rag.errors import RagError
 from rag.providers.base import LLM, Message
 from rag.types import QUERY_TYPES
@@ -46,7 +46,7 @@ CONCEPTUAL_RE = re.compile(
 def classify(question: str) -> str:
     """The rule-based type of a question; "factual" when no rule fires."""
     text = " ".join(str(question).split())
-    if REALTIME_RE.search(text):
+    if asks_realtime(text):
         return "realtime"
     if CODE_REQUEST_RE.search(text):
         return "code"
