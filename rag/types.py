@@ -174,6 +174,10 @@ class Draft:
     claims: tuple = ()  # rag.answer.claims.ClaimCheck per claim of a cited (Claude) answer
     sources: tuple[Hit, ...] = ()  # what markers S1, S2, ... name; empty: the retrieval's hits
     supports: tuple[float, ...] = ()  # per quote: how well it alone supports the question
+    runner_up: float | None = None  # extractive: the best unit not ranked first, its probability
+    # generation_confidence is already the probability that the answer is right (extractive,
+    # rag.answer.correctness): the confidence score is that, not a blend with retrieval
+    calibrated: bool = False
 
 
 @dataclass(frozen=True)

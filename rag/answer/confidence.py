@@ -1,4 +1,6 @@
-"""Confidence = 0.6 × retrieval + 0.4 × generation; a level, and a gate."""
+"""Confidence = 0.6 × retrieval + 0.4 × generation (the design's blend, for a model's stated
+confidence), or the answer's own fitted probability of being right (the offline answerer,
+rag.answer.correctness); a level, and a gate."""
 
 from __future__ import annotations
 
@@ -33,12 +35,15 @@ def confidence_level(score: float, high: float = HIGH, medium: float = MEDIUM) -
 
 
 def score_confidence(retrieval: float, generation: float | None, high: float = HIGH,
-                     medium: float = MEDIUM) -> Confidence:
+                     medium: float = MEDIUM, calibrated: bool = False) -> Confidence:
     """The design's blend; `high`/`medium` are the level cut-offs, calibrated per embedder so
-    that "high" answers are right at least 90 % of the time and "medium" ones 70 %."""
+    that "high" answers are right at least 90 % of the time and "medium" ones 70 %. A
+    `calibrated` generation confidence is already the probability that the answer is right:
+    the score is that probability (retrieval is still reported beside it)."""
     generation = DEFAULT_GENERATION if generation is None else min(max(generation, 0.0), 1.0)
     retrieval = min(max(retrieval, 0.0), 1.0)
-    score = round(W_RETRIEVAL * retrieval + W_GENERATION * generation, 4)
+    score = round(generation if calibrated else
+                  W_RETRIEVAL * retrieval + W_GENERATION * generation, 4)
     return Confidence(round(retrieval, 4), round(generation, 4), score,
                       confidence_level(score, high, medium))
 

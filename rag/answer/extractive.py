@@ -7,8 +7,9 @@ question's rarer words, by the shape of answer the question wants (rag.answer.sh
 section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). The best unit leads; up to two neighbours that also score well follow.
 When no unit supports the question, the draft says the excerpts do not cover it: a nearby
-sentence is not an answer. The best unit's probability of holding the answer is the draft's
-generation confidence.
+sentence is not an answer. The draft's generation confidence is the probability that the answer
+is right, from the best unit's probability and its lead over the runner-up
+(rag.answer.correctness); it is the answer's whole confidence score.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.answer.correctness import answer_probability
 from rag.answer.evidence import EvidenceUnit, gather_sources, source_units
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.unit_scoring import idf_weights, unit_features, unit_probabilities
@@ -97,18 +99,23 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
-    confidence = round(chosen[0].probability, 4)
-    if confidence < SUPPORT_FLOOR:
-        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, confidence)
+    best = chosen[0].probability
+    if best < SUPPORT_FLOOR:
+        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
+    runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
-                  tuple(s.probability for s in chosen), sources, confidence)
+                  tuple(s.probability for s in chosen), sources,
+                  round(answer_probability(best, runner_up), 4), runner_up)
 
 
 def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
-           supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None
-           ) -> Draft:
+           supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
+           runner_up: float | None = None) -> Draft:
+    """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
+    (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
-                 quotes=quotes, sources=tuple(sources), supports=supports)
+                 quotes=quotes, sources=tuple(sources), supports=supports,
+                 runner_up=runner_up, calibrated=runner_up is not None)

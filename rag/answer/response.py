@@ -64,7 +64,8 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
     s = turn.settings
     best = max((h.blended for h in retrieval.hits), default=retrieval.best_score)
     confidence = score_confidence(best, draft.generation_confidence if draft else None,
-                                  s.level_high, s.level_medium)
+                                  s.level_high, s.level_medium,
+                                  calibrated=bool(draft and draft.calibrated))
     nearest = list(dict.fromkeys(f"{h.chunk.chapter_title} › {h.chunk.section_title}"
                                  for h in retrieval.candidates if h.chunk.source == "book"))[:3]
     verdicts: list[Verdict] = [verdict] if verdict else []

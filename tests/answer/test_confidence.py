@@ -1,4 +1,5 @@
-"""Confidence = 0.6 × retrieval + 0.4 × generation, its level and its gate, hand-computed."""
+"""Confidence = 0.6 × retrieval + 0.4 × generation, or a calibrated answer probability alone;
+its level and its gate, hand-computed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rag.answer.confidence import (
     score_confidence,
     strip_stated_confidence,
 )
+from rag.answer.correctness import answer_probability
 from rag.answer.pipeline import Pipeline
 from rag.types import Confidence
 
@@ -86,20 +88,28 @@ def test_parse_and_strip_stated_confidence(reply: str, stated: float | None, res
     assert strip_stated_confidence(reply) == rest
 
 
-def test_pipeline_confidence_uses_the_best_hit_and_the_evidence(sample_index,
-                                                                sample_settings) -> None:
+def test_pipeline_confidence_is_the_offline_answers_probability_of_being_right(
+        sample_index, sample_settings) -> None:
     s = sample_settings
     response = Pipeline(sample_index, s).answer(
         "What does the integral term of a PID controller correct?")
     best = response.retrieval.hits[0].blended
     assert best == max(h.blended for h in response.retrieval.candidates)
-    c = response.confidence
-    stated = response.draft.generation_confidence  # the best quoted unit's probability
-    assert stated is not None and 0.0 < stated < 1.0
-    assert stated == round(response.draft.supports[0], 4)
-    assert (c.retrieval, c.generation) == (round(best, 4), round(stated, 4))
-    assert c.score == round(0.6 * best + 0.4 * stated, 4)
+    c, draft = response.confidence, response.draft
+    assert draft.calibrated and draft.runner_up is not None
+    assert 0.0 < draft.runner_up <= draft.supports[0] < 1.0  # the best unit leads the quotes
+    stated = draft.generation_confidence
+    assert stated == round(answer_probability(draft.supports[0], draft.runner_up), 4)
+    # retrieval is reported beside it, but the score is the fitted probability alone
+    assert (c.retrieval, c.generation, c.score) == (round(best, 4), stated, stated)
     assert c.level == confidence_level(c.score, s.level_high, s.level_medium)
+
+
+def test_a_calibrated_generation_confidence_is_the_score() -> None:
+    assert score_confidence(0.3, 0.72, calibrated=True) == Confidence(0.3, 0.72, 0.72, "medium")
+    assert score_confidence(0.9, 0.72, high=0.7, medium=0.6, calibrated=True).level == "high"
+    # uncalibrated, the same numbers blend: 0.54 + 0.288
+    assert score_confidence(0.9, 0.72).score == 0.828
 
 
 def test_levels_follow_the_embedders_calibrated_cut_offs() -> None:

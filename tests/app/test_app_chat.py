@@ -41,6 +41,13 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     quoted, hits = why.dataframe[0].value, why.dataframe[1].value
     assert list(quoted.columns) == ["#", "quoted unit", "probability"]
     assert quoted["quoted unit"].iloc[0] in markdown_text(app)  # the lead unit, as answered
+    turn = app.session_state["_folio_history"].turns[-1]
+    explained = [c.value for c in why.caption if c.value.startswith("Confidence ")]
+    assert explained == [
+        f"Confidence {turn['confidence_score']:.2f} is the fitted chance that this answer is "
+        f"right: it rises with the leading unit's probability ({quoted['probability'].iloc[0]:.3f})"
+        f" and with its lead over the best unit not ranked first "
+        f"({turn['answer_runner_up']:.3f})."]
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
@@ -67,11 +74,11 @@ def test_why_this_answer_shows_which_hits_were_cited_and_their_text(app, sample_
 
 
 def test_guardrails_are_named_in_words(app):
-    ask(app, "If a camera image is stamped 50 ms late while the robot walks at 1 m/s, how far "
-             "off will objects appear?")
+    ask(app, "How can a humanoid work out how fast its pelvis is moving when no sensor "
+             "measures that directly?")
     turn = app.session_state["_folio_history"].turns[-1]
     codes = [v["reason_code"] for v in turn["guardrail_actions"]]
-    assert codes, "this question is expected to draw a guardrail caveat"
+    assert codes, "this question is expected to draw a guardrail caveat (low confidence)"
     shown = " ".join(c.value for c in app.caption)
     assert "Guardrails: " in shown
     assert not [code for code in codes if code in shown], shown

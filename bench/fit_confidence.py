@@ -1,0 +1,179 @@
+"""Fit the offline answer's confidence (rag/answer/correctness.py) and its level cut-offs.
+
+Every judged question of each labelled set goes through the pipeline as the app runs it. An
+answer (or a draft only the confidence gate held back) is right when it holds every key fact; an
+answered out-of-scope question is wrong. Its features are the best unit's probability and that
+unit's margin over the runner-up (the draft carries both). A logistic model is fitted on one
+book's answers and scored on the other's, then on both (each book weighing the same); printed
+per set: the AUROC of today's
+confidence score (rag/answer/correctness.py's weights) and of the refit, the expected
+calibration error, and the answers at or above each score with their accuracy. Last, the level
+cut-offs today's weights support (after pasting new weights, run it again for their cut-offs):
+"high" from the lowest score where answers at or above it are right >= 90 % of the time on every
+set, "medium" from the lowest score where the answers between it and
+"high" are right >= 70 % of the time (both with at least MIN_ANSWERS answers).
+
+    python bench/fit_confidence.py
+
+Books and sets default to the sample book and, when ../shared is present, the Physical AI book.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+
+import rag  # noqa: E402,F401
+from rag.answer.correctness import answer_probability  # noqa: E402
+from rag.answer.pipeline import Pipeline  # noqa: E402
+from rag.config import load_settings  # noqa: E402
+from rag.index.load import load_index  # noqa: E402
+from rag.tuning.answers import outcome_of  # noqa: E402
+from rag.tuning.questions import load_questions  # noqa: E402
+
+DEFAULT_SETS = [
+    (ROOT / "data" / "book", ROOT / "data" / "eval" / "questions.yaml"),
+    (ROOT.parent / "shared" / "data" / "physical-ai-book",
+     ROOT / "data" / "eval" / "physical-ai.yaml"),
+]
+MIN_ANSWERS = 10  # a level needs at least this many answers
+HIGH_TARGET, MEDIUM_TARGET = 0.9, 0.7  # the design's promise for "high" and "medium"
+BINS = 10
+
+
+def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(best, runner-up) per answered judged question, and whether the answer is right."""
+    settings = load_settings(book_dir=book)
+    index, _ = load_index(settings)
+    pipeline = Pipeline(index, settings)
+    x, y = [], []
+    for q in load_questions(question_set):
+        response = pipeline.answer(q.question)
+        outcome = outcome_of(q, response, 0.0)
+        draft = response.draft
+        if not outcome.judged or not (outcome.answered or outcome.held_by_gate) or \
+                draft is None or not draft.calibrated:
+            continue
+        x.append((draft.supports[0], draft.runner_up or 0.0))
+        y.append(outcome.right_if_answered)
+    return np.array(x, float), np.array(y, bool)
+
+
+def design(x: np.ndarray) -> np.ndarray:
+    return np.column_stack([x[:, 0], np.maximum(x[:, 0] - x[:, 1], 0.0)])
+
+
+def auroc(scores: np.ndarray, right: np.ndarray) -> float:
+    pos, neg = scores[right], scores[~right]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    diff = pos[:, None] - neg[None, :]
+    return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
+
+
+def ece(scores: np.ndarray, right: np.ndarray) -> float:
+    bins = np.minimum(np.floor(scores * BINS + 1e-9), BINS - 1)
+    return float(sum((bins == b).mean() * abs(right[bins == b].mean() - scores[bins == b].mean())
+                     for b in np.unique(bins)))
+
+
+def high_cut_off(sets: list[tuple[np.ndarray, np.ndarray]]) -> float | None:
+    """The lowest score from which answers are right >= 90 % of the time on EVERY set, with at
+    least MIN_ANSWERS such answers in all: "high" must hold on each book, not only on average."""
+    pooled = np.concatenate([scores for scores, _ in sets])
+    for s in np.sort(np.unique(pooled)):
+        kept = [(scores >= s, right) for scores, right in sets]
+        if sum(int(k.sum()) for k, _ in kept) >= MIN_ANSWERS and all(
+                not k.any() or right[k].mean() >= HIGH_TARGET for k, right in kept):
+            return float(s)
+    return None
+
+
+def medium_cut_off(scores: np.ndarray, right: np.ndarray, high: float) -> float | None:
+    """The lowest score from which the answers below `high` are right >= 70 % of the time (both
+    sets together, at least MIN_ANSWERS of them): the medium band as a whole."""
+    for s in np.sort(np.unique(scores[scores < high])):
+        band = (scores >= s) & (scores < high)
+        if band.sum() >= MIN_ANSWERS and right[band].mean() >= MEDIUM_TARGET:
+            return float(s)
+    return None
+
+
+def between(scores: np.ndarray, cut: float) -> float:
+    """Halfway from `cut` down to the next lower score seen: a level boundary no answer sits on
+    ("high" is a score above level_high, "medium" one at or above level_medium)."""
+    lower = scores[scores < cut]
+    return round((cut + lower.max()) / 2, 4) if len(lower) else cut
+
+
+def report(name: str, scores: np.ndarray, right: np.ndarray) -> str:
+    order = np.argsort(-scores)
+    steps = [n for n in (10, 20, 40, len(scores)) if n <= len(scores)]
+    ladder = ", ".join(f"top {n}: {right[order][:n].mean():.2f} from {scores[order][n - 1]:.3f}"
+                       for n in steps)
+    return (f"{name}: {len(scores)} answers, {int(right.sum())} right, AUROC "
+            f"{auroc(scores, right):.3f}, ECE {ece(scores, right):.3f}; {ladder}")
+
+
+def fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None
+        ) -> tuple[np.ndarray, float]:
+    model = LogisticRegression(C=1.0, max_iter=5000).fit(design(x), y, sample_weight=weight)
+    return model.coef_[0], float(model.intercept_[0])
+
+
+def score(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-(design(x) @ weights + bias)))
+
+
+def main() -> int:
+    sets = [s for s in DEFAULT_SETS if s[0].exists() and s[1].exists()]
+    data = [collect(*s) for s in sets]
+    names = [s[1].name for s in sets]
+    today = [(np.array([answer_probability(b, r) for b, r in xs]), ys) for xs, ys in data]
+    for name, (sc, ys) in zip(names, today, strict=True):
+        print(report(f"today's weights, {name}", sc, ys))
+    if len(data) == 2:
+        for a, b in ((0, 1), (1, 0)):
+            weights, bias = fit(*data[a])
+            print(report(f"fit on {names[a]}, scored on {names[b]}",
+                         score(data[b][0], weights, bias), data[b][1]))
+    x = np.vstack([d[0] for d in data])
+    y = np.concatenate([d[1] for d in data])
+    # each book weighs the same, however many questions its set has
+    equal = np.concatenate([np.full(len(d[1]), len(y) / (len(data) * len(d[1]))) for d in data])
+    weights, bias = fit(x, y, equal)
+    for name, (xs, ys) in zip(names, data, strict=True):
+        print(report(f"fit on all, scored on {name}", score(xs, weights, bias), ys))
+    pooled = score(x, weights, bias)
+    print(report("fit on all, both sets", pooled, y))
+    print(f"WEIGHTS = dict(zip(FEATURES, ({weights[0]:.3f}, {weights[1]:.3f}), strict=True))")
+    print(f"BIAS = {bias:.3f}")
+    # the levels are cut on the scores the app shows: today's weights, rounded as a Response is
+    shown = [(np.round(sc, 4), ys) for sc, ys in today]
+    scores = np.concatenate([sc for sc, _ in shown])
+    high = high_cut_off(shown)
+    if high is None:
+        print("level_high: no score reaches 90 % on every set")
+        high = float("inf")
+    else:
+        shares = ", ".join(f"{int((sc >= high).sum())} answers, {ys[sc >= high].mean():.2f} right"
+                           for sc, ys in shown if (sc >= high).any())
+        print(f"level_high = {between(scores, high):.4f} (from {high:.4f}: {shares})")
+    medium = medium_cut_off(scores, y, high)
+    if medium is None:
+        print("level_medium: no band below 'high' reaches 70 %")
+    else:
+        band = (scores >= medium) & (scores < high)
+        print(f"level_medium = {between(scores, medium):.4f} (from {medium:.4f} to 'high': "
+              f"{int(band.sum())} answers, {y[band].mean():.2f} right)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
