@@ -45,8 +45,8 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     explained = [c.value for c in why.caption if c.value.startswith("Confidence ")]
     assert explained == [
         f"Confidence {turn['confidence_score']:.2f} is the fitted chance that this answer is "
-        f"right: it rises with the leading unit's probability ({quoted['probability'].iloc[0]:.3f})"
-        f" and with its lead over the best unit not ranked first "
+        f"right, from the leading unit's probability ({quoted['probability'].iloc[0]:.3f}) and "
+        f"its lead over the runner-up, the best unit not ranked first "
         f"({turn['answer_runner_up']:.3f})."]
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]

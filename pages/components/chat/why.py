@@ -89,9 +89,9 @@ def why_panel(turn: dict) -> None:
             runner_up = turn.get("answer_runner_up")
             if runner_up is not None:
                 st.caption(f"Confidence {float(turn.get('confidence_score') or 0):.2f} is the "
-                           "fitted chance that this answer is right: it rises with the leading "
-                           f"unit's probability ({float(supports[0]):.3f}) and with its lead over "
-                           f"the best unit not ranked first ({float(runner_up):.3f}).")
+                           "fitted chance that this answer is right, from the leading unit's "
+                           f"probability ({float(supports[0]):.3f}) and its lead over the "
+                           f"runner-up, the best unit not ranked first ({float(runner_up):.3f}).")
         hits = turn.get("chunks_returned") or []
         citations = turn.get("citations") or []
         if hits:
