@@ -3,6 +3,8 @@ its level and its gate, hand-computed."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rag.answer.confidence import (
@@ -17,7 +19,10 @@ from rag.answer.confidence import (
 )
 from rag.answer.correctness import answer_probability
 from rag.answer.pipeline import Pipeline
+from rag.tuning.answers import confidence_auroc, level_table, outcome_of
+from rag.tuning.questions import load_questions
 from rag.types import Confidence
+from tests.builders import SAMPLE_QUESTIONS
 
 
 @pytest.mark.parametrize(("retrieval", "generation", "expected"), [
@@ -116,3 +121,23 @@ def test_levels_follow_the_embedders_calibrated_cut_offs() -> None:
     assert score_confidence(0.5, 0.5).level == "low"  # the design's 0.85 / 0.70
     assert score_confidence(0.5, 0.5, high=0.85, medium=0.5).level == "medium"
     assert score_confidence(0.9, 0.9, high=0.85, medium=0.5).level == "high"
+
+
+def test_the_offline_confidence_tells_right_answers_from_wrong_ones(pipeline) -> None:
+    """On the sample set (whose answers are among those the model was fitted on): the score
+    ranks right answers above wrong ones better than the design's blend of the same parts did
+    (0.626 against 0.562 when fitted), and "high" answers are right 9 times in 10."""
+    outcomes, blended = [], []
+    for q in load_questions(SAMPLE_QUESTIONS):
+        response = pipeline.answer(q.question)
+        outcome = outcome_of(q, response, 0.0)
+        if outcome.judged and outcome.answered:
+            assert response.draft.calibrated
+            outcomes.append(outcome)
+            blended.append(dataclasses.replace(outcome, confidence=round(
+                0.6 * response.confidence.retrieval + 0.4 * response.draft.supports[0], 4)))
+    assert len(outcomes) >= 80
+    assert confidence_auroc(outcomes) >= 0.6
+    assert confidence_auroc(outcomes) > confidence_auroc(blended) + 0.03
+    high = next(row for row in level_table(outcomes) if row["level"] == "high")
+    assert high["answered"] >= 8 and high["accuracy"] >= 0.85, high
