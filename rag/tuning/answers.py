@@ -4,8 +4,9 @@ An answer is *correct* when the pipeline answered (status success or partial) an
 and its text contains every key fact of the question. Key facts are matched on normalised text:
 case-folded, markdown marks and citation markers dropped, hyphens and dashes read as spaces,
 whitespace collapsed, a number and its unit with or without a space ("64 GB" is "64GB"), and
-whole words only ("ODE" is not in "node", "5 cm" is not in "15 cm" nor in "0.5 cm"). An emphasis mark is dropped only where it is markup (`*x*`, `__x__`), so a fact like
-"A*" keeps its star and must appear as "A*", not as any word "a".
+whole words only ("ODE" is not in "node", "5 cm" is not in "15 cm" nor in "0.5 cm"). An emphasis
+mark is dropped only where it is markup (`*x*`, `__x__`), so a fact like "A*" keeps its star and
+must appear as "A*", not as any word "a".
 
 Questions are *judged* when their right outcome is known: out of scope (any answer is wrong) or in
 scope with key facts. In-scope questions without key facts count for retrieval only.
