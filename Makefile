@@ -34,7 +34,7 @@ test: $(VENV)/.installed-dev  ## install test dependencies and run the whole sui
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 
-bench: index
+bench: index $(VENV)/.installed-dev  ## benches reuse the tests' builders
 	$(PY) bench/retrieval.py
 	$(PY) bench/answer.py
 	$(PY) bench/audit.py

@@ -25,7 +25,7 @@ import duckdb  # noqa: E402
 
 from rag.audit.store import AuditFilters, AuditStore  # noqa: E402
 from rag.types import Response  # noqa: E402
-from tests.test_audit_support import make_error_response, make_response  # noqa: E402
+from tests.builders import make_error_response, make_response  # noqa: E402
 
 TARGET_MS = 200.0
 STATUSES = ["success"] * 14 + ["partial"] * 2 + ["refused"] * 3 + ["error"]

@@ -27,9 +27,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from rag.serve.auth import is_loopback  # noqa: E402
+from tests.builders import free_port, start_serve, stop_group, wait_healthy  # noqa: E402
 
 QUESTIONS = ROOT / "data" / "eval" / "questions.yaml"
 START_TIMEOUT_S = 180.0
@@ -143,12 +141,6 @@ async def run_load(url: str, tokens: list[str], clients: int, seconds: float, ma
     return tally, time.monotonic() - started
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class OwnServer:
     """`python -m rag serve` on a copy of the index, one key per client; stopped on exit."""
 
@@ -157,39 +149,27 @@ class OwnServer:
         shutil.copytree(index_dir, self.work / "index", ignore=shutil.ignore_patterns(".lock"))
         self.tokens = [secrets.token_urlsafe(24) for _ in range(clients)]
         self.audit_db = self.work / "audit.duckdb"
-        self.url = f"http://127.0.0.1:{free_port()}"
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "RAG_INDEX_DIR": str(self.work / "index"), "RAG_LLM": "extractive",
                "RAG_AUDIT_DB": str(self.audit_db), "HF_HUB_OFFLINE": "1",
                "RAG_API_KEYS": ",".join(f"load-{i:03d}:{t}" for i, t in enumerate(self.tokens))}
-        command = [sys.executable, "-m", "rag", "serve", "--port", self.url.rsplit(":", 1)[1],
-                   "--log-level", "warning"]
-        if concurrency:
-            command += ["--concurrency", str(concurrency)]
+        options = ("--concurrency", str(concurrency)) if concurrency else ()
         self.log = open(self.work / "serve.log", "w")  # noqa: SIM115  (closed in stop)
-        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = start_serve(port, env, self.log, *options)
 
     def wait_healthy(self) -> float:
+        """Seconds until the server answered its health check."""
         t0 = time.monotonic()
-        while time.monotonic() - t0 < START_TIMEOUT_S:
-            if self.process.poll() is not None:
-                raise SystemExit(f"the server exited: {(self.work / 'serve.log').read_text()}")
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=2).status_code == 200:
-                    return time.monotonic() - t0
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise SystemExit(f"the server was not healthy within {START_TIMEOUT_S:.0f} s")
+        try:
+            wait_healthy(self.url, self.process, START_TIMEOUT_S, "/v1/health",
+                         self.work / "serve.log")
+        except (RuntimeError, TimeoutError) as e:
+            raise SystemExit(f"the server did not come up: {e}") from e
+        return time.monotonic() - t0
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        stop_group(self.process, timeout_s=60)
         self.log.close()
 
     def audit_rows(self) -> int:

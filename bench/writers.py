@@ -155,26 +155,19 @@ def run_cli_loop(writer: Writer, stop: Path, env: dict[str, str]) -> None:
 
 
 def start_server(env: dict[str, str], folder: Path) -> tuple[subprocess.Popen, str]:
-    import socket
+    from tests.builders import free_port, start_serve, wait_healthy  # the tests' serve helpers
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     log = open(folder / "server.log", "w")  # noqa: SIM115  (closed with the process)
-    proc = subprocess.Popen([sys.executable, "-m", "rag", "serve", "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                            env=env, cwd=ROOT, start_new_session=True)
+    proc = start_serve(port, env, log)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{url}/v1/health", timeout=2):
-                return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"the API server did not come up; see {folder / 'server.log'}")
+    try:
+        wait_healthy(url, proc, SERVER_START_S, "/v1/health", folder / "server.log")
+    except (RuntimeError, TimeoutError) as e:
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(f"the API server did not come up; see {folder / 'server.log'}") from e
+    return proc, url
 
 
 def prepare(env: dict[str, str]) -> None:

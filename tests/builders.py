@@ -340,14 +340,16 @@ def chromium() -> str:
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
-                 path: str = "/_stcore/health") -> None:
-    """Wait until `url` + `path` answers 200 (Streamlit's health check by default)."""
+                 path: str = "/_stcore/health", log: Path | None = None) -> None:
+    """Wait until `url` + `path` answers 200 (Streamlit's health check by default); when the
+    process exits first, the error carries the end of its `log`."""
     import urllib.request
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args[:3]} exited with code {process.returncode}")
+            tail = f": {log.read_text()[-3000:]}" if log is not None and log.exists() else ""
+            raise RuntimeError(f"{process.args[:3]} exited with code {process.returncode}{tail}")
         try:
             with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
                 if response.status == 200:
@@ -356,6 +358,29 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
             pass
         time.sleep(0.5)
     raise TimeoutError(f"{url}{path} did not become healthy within {timeout_s:.0f} s")
+
+
+def start_serve(port: int, env: dict[str, str], log, *options: str) -> subprocess.Popen:
+    """`python -m rag serve` on a loopback port, in a process group of its own (stop_group),
+    its output into the open file `log`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "rag", "serve", "--port", str(port), "--log-level", "warning",
+         *options], cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True)
+
+
+def stop_group(process: subprocess.Popen, timeout_s: float = 30) -> int | None:
+    """SIGTERM the process group (a graceful shutdown), SIGKILL after timeout_s; the exit code."""
+    import signal
+
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    return process.returncode
 
 
 @contextmanager
@@ -380,13 +405,7 @@ def streamlit_app(work: Path, **env: str) -> Iterator[str]:
         wait_healthy(url, process)
         yield url
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
+        stop_group(process, timeout_s=20)
         log.close()
         if process.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
             print((work / "streamlit.log").read_text()[-4000:])  # why it died, in the report

@@ -18,7 +18,7 @@ import pytest
 from rag.audit.store import AuditStore
 from rag.config import PROJECT_ROOT
 from rag.notices import CLIENT_DISCONNECTED
-from tests.builders import free_port
+from tests.builders import free_port, start_serve, stop_group, wait_healthy
 from tests.fakes.anthropic_server import AnthropicServer
 
 TOKEN = "process-test-token-0123456789"
@@ -37,36 +37,16 @@ class Server:
                "RAG_LLM": "anthropic", "ANTHROPIC_API_KEY": "sk-fake-for-the-loopback",
                "ANTHROPIC_BASE_URL": claude_url, "HF_HUB_OFFLINE": "1"}
         self._log = open(self.log_path, "w")  # noqa: SIM115  (closed in stop)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "rag", "serve", "--port", str(self.port), "--log-level",
-             "warning"], cwd=PROJECT_ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+        self.process = start_serve(self.port, env, self._log)
 
     def wait_healthy(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"rag serve exited with {self.process.returncode}: "
-                                   + self.log_path.read_text()[-3000:])
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise TimeoutError(f"rag serve was not healthy within {START_TIMEOUT_S} s")
+        wait_healthy(self.url, self.process, START_TIMEOUT_S, "/v1/health", self.log_path)
 
     def stop(self) -> int:
         """SIGTERM (uvicorn's graceful shutdown; the app closes the audit); its exit code."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        code = stop_group(self.process)
         self._log.close()
-        return self.process.returncode
+        return code
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,12 @@ and one audit log; each worker opens the index (one holds the store, the other a
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 
 import httpx
 
 from rag.audit.store import AuditStore
-from rag.config import PROJECT_ROOT
-from tests.builders import SAMPLE_BOOK, free_port, wait_healthy
+from tests.builders import SAMPLE_BOOK, free_port, start_serve, stop_group, wait_healthy
 
 TOKEN = "workers-test-token-0123456789"
 LIMIT = 6
@@ -25,10 +21,7 @@ def test_two_workers_share_the_limit_and_the_audit(sample_index, sample_index_di
            "RAG_API_KEYS": f"reader:{TOKEN}", "RAG_RATE_LIMIT": str(LIMIT),
            "HF_HUB_OFFLINE": "1"}
     with open(tmp_path / "serve.log", "w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "rag", "serve", "--port", str(port), "--workers", "2",
-             "--book", str(SAMPLE_BOOK), "--log-level", "warning"], cwd=PROJECT_ROOT, env=env,
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        server = start_serve(port, env, log, "--workers", "2", "--book", str(SAMPLE_BOOK))
         try:
             url = f"http://127.0.0.1:{port}"
             wait_healthy(url, server, timeout_s=180, path="/v1/health")
@@ -44,8 +37,7 @@ def test_two_workers_share_the_limit_and_the_audit(sample_index, sample_index_di
             assert statuses.count(200) == LIMIT and statuses.count(429) == 4, statuses
             assert 1 <= len(workers) <= 2
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=60)
+            stop_group(server, timeout_s=60)
     text = (tmp_path / "serve.log").read_text()
     assert "Traceback" not in text and "searching a read-only copy" in text, text[-2000:]
     deadline = time.monotonic() + 10
