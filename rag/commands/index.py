@@ -11,7 +11,7 @@ from rag.errors import InputError
 from rag.index.load import build_index, load_index
 from rag.providers.registry import get_embedder
 from rag.retrieval.query import validate_query
-from rag.retrieval.search import search_book
+from rag.retrieval.search import search_book, search_record
 
 BOOK_SUFFIXES = (".md", ".mdx", ".pdf")
 RUNTIME_NAMES = {"onnx": "ONNX Runtime", "torch": "PyTorch"}
@@ -94,17 +94,7 @@ def run_search(args: argparse.Namespace) -> int:
     result = search_book(index, query, chosen)
     s = result.settings
     if args.json:
-        print_json({
-            "query": result.query, "query_type": kind,
-            "settings": {"w_dense": s.w_dense, "w_bm25": s.w_bm25, "threshold": s.threshold,
-                         "top_k": s.top_k, "candidate_pool": s.candidate_pool,
-                         "w_terms": s.w_terms, "w_authority": s.w_authority,
-                         "w_recency": s.w_recency, "rerank": s.rerank,
-                         "embedder": settings.embedder},
-            "candidates": [h.to_dict() for h in result.candidates],
-            "hits": [h.to_dict() for h in result.hits],
-            "notices": [n.to_dict() for n in result.notices],
-        })
+        print_json(search_record(result, kind, settings.embedder))
         return 0
     for notice in result.notices:
         print(f"note: {notice.message}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from rag.index.build import BookIndex
 from rag.index.lexical import tokenize
@@ -48,3 +49,19 @@ def rank_bm25_only(pool: CandidatePool, settings: RetrievalSettings) -> Retrieva
         candidates.append(hit)
     return dataclasses.replace(ranked, settings=dataclasses.replace(settings, w_dense=0.0),
                                candidates=tuple(candidates), hits=tuple(hits))
+
+
+def search_record(result: Retrieval, query_type: str, embedder: str) -> dict[str, Any]:
+    """Every candidate with every score component, JSON-ready: what `rag search --json` prints
+    and the API's POST /v1/search returns."""
+    s = result.settings
+    return {
+        "query": result.query, "query_type": query_type,
+        "settings": {"w_dense": s.w_dense, "w_bm25": s.w_bm25, "threshold": s.threshold,
+                     "top_k": s.top_k, "candidate_pool": s.candidate_pool,
+                     "w_terms": s.w_terms, "w_authority": s.w_authority,
+                     "w_recency": s.w_recency, "rerank": s.rerank, "embedder": embedder},
+        "candidates": [h.to_dict() for h in result.candidates],
+        "hits": [h.to_dict() for h in result.hits],
+        "notices": [n.to_dict() for n in result.notices],
+    }

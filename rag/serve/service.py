@@ -15,7 +15,7 @@ from rag.answer.query_types import classify
 from rag.answer.record import to_record
 from rag.config import Settings
 from rag.index.build import BookIndex
-from rag.retrieval.search import search_book
+from rag.retrieval.search import search_book, search_record
 from rag.serve.models import AskRequest
 from rag.serve.stream import Delivery, RequestAudit
 from rag.types import Response
@@ -60,19 +60,8 @@ class Service:
         if top_k is not None:
             chosen = replace(chosen, top_k=top_k, candidate_pool=max(chosen.candidate_pool,
                                                                      top_k))
-        result = search_book(self.index, question, chosen)
-        s = result.settings
-        return {
-            "query": result.query, "query_type": kind,
-            "settings": {"w_dense": s.w_dense, "w_bm25": s.w_bm25, "threshold": s.threshold,
-                         "top_k": s.top_k, "candidate_pool": s.candidate_pool,
-                         "w_terms": s.w_terms, "w_authority": s.w_authority,
-                         "w_recency": s.w_recency, "rerank": s.rerank,
-                         "embedder": self.settings.embedder},
-            "candidates": [h.to_dict() for h in result.candidates],
-            "hits": [h.to_dict() for h in result.hits],
-            "notices": [n.to_dict() for n in result.notices],
-        }
+        return search_record(search_book(self.index, question, chosen), kind,
+                             self.settings.embedder)
 
     def health(self, auth: str) -> dict[str, Any]:
         s = self.settings
