@@ -14,6 +14,8 @@ from dataclasses import dataclass
 PROSE, ITEM, COMMAND, ROW, HEADING = "prose", "item", "command", "row", "heading"
 MIN_WORDS, MAX_WORDS = 4, 80
 MAX_COMMAND_LINES = 2  # a longer block is a program, not an answer
+SHORT_ITEM = 6  # words: siblings all this short are one unit ("Advantages: Low cost; ...")
+LABEL_WORDS = 4  # a label this short leads each longer item under it ("Limitations")
 
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -28,6 +30,7 @@ LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 URL_RE = re.compile(r"<?https?://\S+>?")
 HTML_RE = re.compile(r"</?[a-zA-Z][^>]*>")
 EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+OWN_LABEL_RE = re.compile(r"^[^:;.]{1,40}:\s")  # "GPU: NVIDIA RTX ..." says what it is about
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
 
 
@@ -79,25 +82,42 @@ def table_row(line: str, header: list[str]) -> str:
     return f"{cells[0]}: {'; '.join(rest)}" if cells[0] else "; ".join(rest)
 
 
-def split_section(text: str, heading: str = "") -> list[Unit]:
+def split_section(text: str, heading: str = "", labelled: bool = True) -> list[Unit]:
     """Quotable units of one section, in book order; a heading that spells out an acronym
-    ("VIO (Visual-Inertial Odometry)") is a unit too."""
+    ("VIO (Visual-Inertial Odometry)") is a unit too. List items carry the label they sit under
+    (list_units); with `labelled` False each item is a unit as written (the starter questions
+    phrase one item at a time)."""
     units: list[Unit] = []
     if heading and EXPANSION_RE.search(heading):
         units.append(Unit(clean_inline(heading), HEADING, 0))
     header: list[str] = []
     paragraph: list[str] = []
+    items: list[tuple[int, str]] = []  # the open list: (indent, cleaned item text)
     block = 0
     lead_in = ""  # the previous line, when it ended in ':' (it may introduce a command)
+    label = ""  # the last paragraph's closing sentence, when it ends in ':' (it heads a list)
+    title = clean_inline(heading)  # the heading right above, while nothing else came between
 
     def flush() -> None:
-        nonlocal block
+        nonlocal block, label, title
         joined = clean_inline(" ".join(paragraph))
         paragraph.clear()
         if joined:
             block += 1
-            units.extend(Unit(s, PROSE, block) for s in SENTENCE_END_RE.split(joined)
-                         if quotable(s))
+            title = ""
+            sentences = SENTENCE_END_RE.split(joined)
+            units.extend(Unit(s, PROSE, block) for s in sentences if quotable(s))
+            label = sentences[-1] if sentences[-1].endswith(":") else ""
+
+    def close_list() -> None:
+        nonlocal block, label, title
+        if items:
+            block += 1
+            texts = list_units(items, label, title) if labelled else \
+                [part for _, t in items for part in _item_parts(t, "")]
+            units.extend(Unit(t, ITEM, block) for t in texts)
+            items.clear()
+            label = title = ""
 
     lines = text.splitlines()
     i = 0
@@ -105,6 +125,7 @@ def split_section(text: str, heading: str = "") -> list[Unit]:
         line = lines[i]
         if FENCE_RE.match(line):
             flush()
+            close_list()
             end = next((j for j in range(i + 1, len(lines)) if FENCE_RE.match(lines[j])),
                        len(lines))
             body = [b.strip() for b in lines[i + 1:end]
@@ -112,13 +133,15 @@ def split_section(text: str, heading: str = "") -> list[Unit]:
             if lead_in and 0 < len(body) <= MAX_COMMAND_LINES:
                 block += 1
                 units.append(Unit(f"{lead_in} {' && '.join(body)}", COMMAND, block))
-            lead_in, i = "", end + 1
+            lead_in, label, title, i = "", "", "", end + 1
             continue
         stripped = line.strip()
-        lead = clean_inline(stripped)
+        lead = clean_inline(ITEM_RE.sub("", stripped, count=1))  # "2. Check it:" -> "Check it:"
         lead_in = lead if lead.endswith(":") and len(lead.split()) <= 12 else ""
         if stripped.startswith("|"):
             flush()
+            close_list()
+            label = title = ""
             if TABLE_SEPARATOR_RE.match(stripped.strip("|")):
                 pass
             elif not header:
@@ -126,25 +149,75 @@ def split_section(text: str, heading: str = "") -> list[Unit]:
             elif row := table_row(stripped, header):
                 block += 0 if units and units[-1].kind == ROW else 1
                 units.append(Unit(row, ROW, block))
-        elif not stripped or HEADING_RE.match(line) or RULE_RE.match(line):
+        elif not stripped:
             flush()
             header = []
+        elif HEADING_RE.match(line) or RULE_RE.match(line):
+            flush()
+            close_list()
+            header, label = [], ""
+            title = "" if RULE_RE.match(line) else clean_inline(line.lstrip(" #"))
         elif ITEM_RE.match(line):
             flush()
             raw = ITEM_RE.sub("", line, count=1)
-            item = clean_inline(raw)
-            if link_share(raw) > 0.4:  # a reading-list entry
-                i += 1
-                continue
-            block += 0 if units and units[-1].kind == ITEM else 1
-            for part in SENTENCE_END_RE.split(item):  # an item may hold several sentences
-                if quotable(part) or (len(part.split()) >= 2 and re.search(r"\d", part)):
-                    units.append(Unit(part, ITEM, block))
+            if link_share(raw) <= 0.4:  # else a reading-list entry
+                items.append((len(line) - len(line.lstrip()), clean_inline(raw)))
+        elif items and line[:1].isspace() and not paragraph:  # an item's continuation line
+            items[-1] = (items[-1][0], f"{items[-1][1]} {lead}".strip())
         else:
+            close_list()
             paragraph.append(stripped.lstrip("> "))
         i += 1
     flush()
+    close_list()
     return _dedupe(units)
+
+
+def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") -> list[str]:
+    """The units of one list. An item sits under its parent item (the nearest one before it that
+    is indented less) or, at the top, under the sentence that introduces the list when that ends
+    in ':'. Siblings that are all short make one unit with their label (at the top, the heading
+    right above the list when nothing introduces it): "Advantages: High update rate (100-1000
+    Hz); Compact and lightweight; Low cost". Longer ones are a unit each, led by a short label
+    ("Visual-Inertial Odometry (VIO): Combines camera and IMU data ...") so the item still says
+    what it is about. An item ending in ':' with items under it is their label, not a unit."""
+    parents: list[int] = []
+    stack: list[int] = []
+    for n, (indent, _) in enumerate(items):
+        while stack and items[stack[-1]][0] >= indent:
+            stack.pop()
+        parents.append(stack[-1] if stack else -1)
+        stack.append(n)
+    labels = {p for p in parents if p >= 0 and items[p][1].endswith(":")}
+    out: list[tuple[int, str]] = []  # (position of the first item, unit text)
+    for parent in dict.fromkeys(parents):
+        group = [n for n, p in enumerate(parents) if p == parent and n not in labels]
+        if not group:
+            continue
+        name = (items[parent][1] if parent >= 0 else lead).rstrip(":").strip()
+        texts = [items[n][1] for n in group]
+        head = name or title.rstrip(":")
+        merged = f"{head}: {'; '.join(texts)}" if head else "; ".join(texts)
+        if len(group) > 1 and all(len(t.split()) <= SHORT_ITEM for t in texts) and \
+                len(merged.split()) <= MAX_WORDS:
+            out.append((group[0], merged))
+            continue
+        for n, t in zip(group, texts, strict=True):
+            out.extend((n, part) for part in _item_parts(t, name))
+    return [t for _, t in sorted(out, key=lambda o: o[0])]
+
+
+def _item_parts(item: str, name: str) -> list[str]:
+    """An item's sentences (an item may hold several), the first led by a short label unless it
+    has its own ("GPU: ...")."""
+    parts = []
+    for k, part in enumerate(SENTENCE_END_RE.split(item)):
+        if k == 0 and name and len(name.split()) <= LABEL_WORDS and not OWN_LABEL_RE.match(part) \
+                and not part.lower().startswith(name.lower()):
+            part = f"{name}: {part}"
+        if quotable(part) or (len(part.split()) >= 2 and re.search(r"\d", part)):
+            parts.append(part)
+    return parts
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:

@@ -1,14 +1,15 @@
 """A starter question set for a book nobody has labelled yet, made from the book itself.
 
-Every quotable unit of every section (rag.book.sentences, the units the answerer quotes) is
-offered to the templates of starter_rules (offline) or, with Claude configured, to Claude
-(starter_claude); each question comes back with the section it came from as its expected section
-and one key fact taken verbatim from its sentence. Every candidate, whoever phrased it, passes
-the same checks (question_problem). The set is then picked deterministically: chapters in book
-order take turns, so a 40-question set spreads over the whole book; a question or key fact seen
-before is not asked again (an acronym spelt out in several sections becomes one question that
-expects any of them). Out-of-scope probes follow: real-time and code requests the capability
-guardrail refuses, and off-topic questions whose words the book does not use.
+Every quotable unit of every section (rag.book.sentences: the units the answerer quotes, but list
+items as written, without the label the answerer's units carry) is offered to the templates of
+starter_rules (offline) or, with Claude configured, to Claude (starter_claude); each question comes
+back with the section it came from as its expected section and one key fact taken verbatim from its
+sentence. Every candidate, whoever phrased it, passes the same checks (question_problem). The set is
+then picked deterministically: chapters in book order take turns, so a 40-question set spreads over
+the whole book; a question or key fact seen before is not asked again (an acronym spelt out in
+several sections becomes one question that expects any of them). Out-of-scope probes follow:
+real-time and code requests the capability guardrail refuses, and off-topic questions whose words
+the book does not use.
 
 The result records how it was made (`generated: offline|claude`, the date, the book), for the
 YAML header a saved set keeps.
@@ -102,7 +103,8 @@ def book_sentences(book: Book) -> list[Sentence]:
         ref, chapter = f"{s.chapter_id}#{s.section_id}", f"{s.module_id}/{s.chapter_id}"
         headings = " ".join((s.chapter_title, *s.heading_path))
         out += [Sentence(u.text, u.kind, ref, chapter, s.title, headings)
-                for u in split_section(s.text, s.title) if u.kind != "command"]
+                for u in split_section(s.text, s.title, labelled=False)
+                if u.kind != "command"]
     return out
 
 

@@ -73,3 +73,78 @@ def test_long_commands_are_programs_not_answers():
 def test_clean_inline():
     assert clean_inline("**Bold** and `code` with [a link](http://x) ![img](y.png)") == \
         "Bold and code with a link"
+
+
+LISTS = """Two fusion schemes are common:
+
+1. **Wheel-Inertial Odometry (WIO)**:
+   - Combines wheel encoders and a gyroscope
+   - Cheap to run
+   - Drifts on sand
+
+2. **Lidar + Map Matching**:
+   - Needs a prior map
+   - Fails in long corridors
+
+**Strengths**:
+- Runs at the full encoder rate, which is usually 500 Hz or more on a small rover
+- Works in the dark because it never looks at the scene around it
+- Error: grows with distance travelled, roughly one percent of the path
+
+Teams often start with this scheme because it needs nothing beyond the drive train and
+  a cheap gyroscope.
+
+- Wheel slip is detected by comparing the two sides
+  against the gyroscope's turn rate over a short window.
+
+- Check the calibration:
+  ```bash
+  ros2 run rover calibrate
+  ```
+"""
+
+
+def test_nested_items_carry_their_label_and_short_siblings_make_one_unit():
+    texts = [u.text for u in split_section(LISTS, "Odometry")]
+    assert "Wheel-Inertial Odometry (WIO): Combines wheel encoders and a gyroscope; Cheap to " \
+        "run; Drifts on sand" in texts
+    assert "Lidar + Map Matching: Needs a prior map; Fails in long corridors" in texts
+    assert not any(t.startswith(("Wheel-Inertial Odometry (WIO):;", "Two fusion")) for t in texts)
+    assert not any(t in ("Cheap to run", "Drifts on sand") for t in texts)  # only merged
+
+
+def test_longer_items_are_led_by_a_short_label_unless_they_have_their_own():
+    texts = [u.text for u in split_section(LISTS, "Odometry")]
+    assert "Strengths: Runs at the full encoder rate, which is usually 500 Hz or more on a " \
+        "small rover" in texts
+    assert "Strengths: Works in the dark because it never looks at the scene around it" in texts
+    assert "Error: grows with distance travelled, roughly one percent of the path" in texts
+
+
+def test_continuation_lines_join_their_item_and_commands_lose_the_numbering():
+    units = split_section(LISTS, "Odometry")
+    texts = [u.text for u in units]
+    assert "Wheel slip is detected by comparing the two sides against the gyroscope's turn rate " \
+        "over a short window." in texts
+    assert "Teams often start with this scheme because it needs nothing beyond the drive train " \
+        "and a cheap gyroscope." in texts
+    assert {u.text: u.kind for u in units}["Check the calibration: ros2 run rover calibrate"] \
+        == COMMAND
+    numbered = split_section("1. Check the calibration:\n   ```bash\n   calibrate now\n   ```\n")
+    assert [u.text for u in numbered] == ["Check the calibration: calibrate now"]
+
+
+def test_a_list_right_under_a_heading_takes_the_heading_as_its_label():
+    text = "## Typical Payloads\n\n- Stereo camera\n- Lidar puck\n- Spare battery pack\n"
+    assert [u.text for u in split_section(text, "Rover")] == \
+        ["Typical Payloads: Stereo camera; Lidar puck; Spare battery pack"]
+    later = "Rovers carry things.\n\n- Stereo camera\n- Lidar puck\n"  # a paragraph between
+    assert [u.text for u in split_section(later, "Rover")][-1] == "Stereo camera; Lidar puck"
+
+
+def test_unlabelled_items_are_the_items_as_written():
+    texts = [u.text for u in split_section(LISTS, "Odometry", labelled=False)]
+    assert "Combines wheel encoders and a gyroscope" in texts
+    assert "Runs at the full encoder rate, which is usually 500 Hz or more on a small rover" in \
+        texts
+    assert not any(";" in t for t in texts)
