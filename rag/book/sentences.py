@@ -30,6 +30,7 @@ LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 URL_RE = re.compile(r"<?https?://\S+>?")
 HTML_RE = re.compile(r"</?[a-zA-Z][^>]*>")
 EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+BOLD_LINE_RE = re.compile(r"^(\*\*|__)[^*_].*\1:?$")  # "**Tested with ROS 2 Humble**"
 OWN_LABEL_RE = re.compile(r"^[^:;.]{1,40}:\s")  # "GPU: NVIDIA RTX ..." says what it is about
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
 
@@ -96,15 +97,16 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
     block = 0
     lead_in = ""  # the previous line, when it ended in ':' (it may introduce a command)
     label = ""  # the last paragraph's closing sentence, when it ends in ':' (it heads a list)
-    title = clean_inline(heading)  # the heading right above, while nothing else came between
+    title = clean_inline(heading)  # the heading (or bold line) right above a list
 
     def flush() -> None:
         nonlocal block, label, title
         joined = clean_inline(" ".join(paragraph))
+        bold = len(paragraph) == 1 and BOLD_LINE_RE.match(paragraph[0])
         paragraph.clear()
         if joined:
             block += 1
-            title = ""
+            title = joined.rstrip(":") if bold else ""  # a bold line heads what follows
             sentences = SENTENCE_END_RE.split(joined)
             units.extend(Unit(s, PROSE, block) for s in sentences if quotable(s))
             label = sentences[-1] if sentences[-1].endswith(":") else ""
@@ -174,13 +176,14 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
 
 
 def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") -> list[str]:
-    """The units of one list. An item sits under its parent item (the nearest one before it that
-    is indented less) or, at the top, under the sentence that introduces the list when that ends
-    in ':'. Siblings that are all short make one unit with their label (at the top, the heading
-    right above the list when nothing introduces it): "Advantages: High update rate (100-1000
-    Hz); Compact and lightweight; Low cost". Longer ones are a unit each, led by a short label
-    ("Visual-Inertial Odometry (VIO): Combines camera and IMU data ...") so the item still says
-    what it is about. An item ending in ':' with items under it is their label, not a unit."""
+    """The units of one list. An item sits under its parent item (the nearest one before it that is
+    indented less) or, at the top, under the sentence that introduces the list when that ends in
+    ':'. Siblings that are all short make one unit with their label (at the top, the heading or
+    bold line right above the list when nothing introduces it): "Advantages: High update rate
+    (100-1000 Hz); Compact and lightweight; Low cost". Longer ones are a unit each, led by a
+    short label ("Visual-Inertial Odometry (VIO): Combines camera and IMU data ...") so the item
+    still says what it is about. An item ending in ':' with items under it is their label, not a
+    unit."""
     parents: list[int] = []
     stack: list[int] = []
     for n, (indent, _) in enumerate(items):

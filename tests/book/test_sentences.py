@@ -134,12 +134,15 @@ def test_continuation_lines_join_their_item_and_commands_lose_the_numbering():
     assert [u.text for u in numbered] == ["Check the calibration: calibrate now"]
 
 
-def test_a_list_right_under_a_heading_takes_the_heading_as_its_label():
+def test_a_list_right_under_a_heading_or_a_bold_line_takes_it_as_its_label():
     text = "## Typical Payloads\n\n- Stereo camera\n- Lidar puck\n- Spare battery pack\n"
     assert [u.text for u in split_section(text, "Rover")] == \
         ["Typical Payloads: Stereo camera; Lidar puck; Spare battery pack"]
     later = "Rovers carry things.\n\n- Stereo camera\n- Lidar puck\n"  # a paragraph between
     assert [u.text for u in split_section(later, "Rover")][-1] == "Stereo camera; Lidar puck"
+    bold = "**Tested on the Mk II rover**\n\n- Release: March 2024\n- Support until: March 2029\n"
+    assert [u.text for u in split_section(bold, "Rover")][-1] == \
+        "Tested on the Mk II rover: Release: March 2024; Support until: March 2029"
 
 
 def test_unlabelled_items_are_the_items_as_written():
