@@ -194,7 +194,8 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
     labels = {p for p in parents if p >= 0 and items[p][1].endswith(":")}
     out: list[tuple[int, str]] = []  # (position of the first item, unit text)
     for parent in dict.fromkeys(parents):
-        group = [n for n, p in enumerate(parents) if p == parent and n not in labels]
+        group = [n for n, p in enumerate(parents)
+                 if p == parent and n not in labels and not items[n][1].endswith("?")]
         if not group:
             continue
         name = (items[parent][1] if parent >= 0 else lead).rstrip(":").strip()
@@ -218,7 +219,8 @@ def _item_parts(item: str, name: str) -> list[str]:
         if k == 0 and name and len(name.split()) <= LABEL_WORDS and not OWN_LABEL_RE.match(part) \
                 and not part.lower().startswith(name.lower()):
             part = f"{name}: {part}"
-        if quotable(part) or (len(part.split()) >= 2 and re.search(r"\d", part)):
+        if quotable(part) or (len(part.split()) >= 2 and re.search(r"\d", part) and
+                              not part.endswith((":", "?"))):
             parts.append(part)
     return parts
 

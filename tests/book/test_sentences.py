@@ -151,3 +151,11 @@ def test_unlabelled_items_are_the_items_as_written():
     assert "Runs at the full encoder rate, which is usually 500 Hz or more on a small rover" in \
         texts
     assert not any(";" in t for t in texts)
+
+
+def test_items_that_ask_or_only_introduce_are_not_units():
+    text = ("- Check ROS 2 environment:\n  ```bash\n  echo $ROS_DISTRO\n  ```\n"
+            "- Set up ROS_DOMAIN_ID\n- Is ROS 2 installed?\n- Reboot the board\n")
+    texts = [u.text for u in split_section(text)]
+    assert texts == ["Check ROS 2 environment: echo $ROS_DISTRO",
+                     "Set up ROS_DOMAIN_ID; Reboot the board"]
