@@ -30,6 +30,8 @@ LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 URL_RE = re.compile(r"<?https?://\S+>?")
 HTML_RE = re.compile(r"</?[a-zA-Z][^>]*>")
 EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+# "**Label:** value" or "**Label**: value"
+FIELD_RE = re.compile(r"^(?:\*\*|__)[^*_]{1,40}?(?::(?:\*\*|__)|(?:\*\*|__):)\s")
 BOLD_LINE_RE = re.compile(r"^(\*\*|__)[^*_].*\1:?$")  # "**Tested with ROS 2 Humble**"
 OWN_LABEL_RE = re.compile(r"^[^:;.]{1,40}:\s")  # "GPU: NVIDIA RTX ..." says what it is about
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
@@ -168,6 +170,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             items[-1] = (items[-1][0], f"{items[-1][1]} {lead}".strip())
         else:
             close_list()
+            if FIELD_RE.match(stripped.lstrip("> ")):  # "**Weight:** 40%" lines: one unit each
+                flush()
             paragraph.append(stripped.lstrip("> "))
         i += 1
     flush()

@@ -159,3 +159,11 @@ def test_items_that_ask_or_only_introduce_are_not_units():
     texts = [u.text for u in split_section(text)]
     assert texts == ["Check ROS 2 environment: echo $ROS_DISTRO",
                      "Set up ROS_DOMAIN_ID; Reboot the board"]
+
+
+def test_bold_field_lines_are_a_unit_each():
+    text = "**Duration:** Weeks 2-4 (3 weeks)\n**Weight:** 25% of the final mark\n" \
+           "**Team Size**: 1-2 students working together\n"
+    assert [u.text for u in split_section(text)] == [
+        "Duration: Weeks 2-4 (3 weeks)", "Weight: 25% of the final mark",
+        "Team Size: 1-2 students working together"]
