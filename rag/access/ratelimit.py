@@ -63,14 +63,20 @@ def _decision(limit: int, asked: int, oldest: float | None, now: float,
 
 class ProcessLimiter:
     """The same sliding window in this process's memory (thread-safe): the stand-in when the
-    shared file is unusable."""
+    shared file is unusable, and the app's limit per browser session (whose limit, from the
+    settings, is passed with each check)."""
 
-    def __init__(self, per_minute: int, max_clients: int = 10_000) -> None:
+    def __init__(self, per_minute: int = 0, max_clients: int = 10_000) -> None:
         self.per_minute, self.max_clients = per_minute, max_clients
         self._times: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def check(self, client: str, now: float, count: bool = True) -> RateDecision:
+    def check(self, client: str, now: float, count: bool = True,
+              limit: int | None = None) -> RateDecision:
+        """`limit` questions per minute (default: per_minute; 0 or less: no limit)."""
+        limit = self.per_minute if limit is None else limit
+        if limit <= 0:
+            return RateDecision(True, 0, 0, 0)
         with self._lock:
             if len(self._times) > self.max_clients:
                 for key in [k for k, t in self._times.items() if not t or t[-1] <= now - WINDOW_S]:
@@ -78,8 +84,7 @@ class ProcessLimiter:
             times = self._times.setdefault(client, deque())
             while times and (times[0] <= now - WINDOW_S or times[0] > now + WINDOW_S):
                 times.popleft()
-            decision = _decision(self.per_minute, len(times), times[0] if times else None, now,
-                                 count)
+            decision = _decision(limit, len(times), times[0] if times else None, now, count)
             if decision.allowed and count:
                 times.append(now)
             return decision

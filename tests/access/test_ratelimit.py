@@ -1,5 +1,6 @@
 """The shared rate limiter: exact counts across threads and processes, window expiry on an
-injected clock, unlimited, bounded state, a broken state file, and the configured limit."""
+injected clock, unlimited, bounded state, a broken state file, and the configured limit; the
+per-process window the app keeps per browser session."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from rag.access.ratelimit import (
     DEFAULT_PER_MINUTE,
+    ProcessLimiter,
     RateDecision,
     RateLimiter,
     default_state_path,
@@ -208,3 +210,22 @@ def test_the_state_file_sits_next_to_the_audit_database(tmp_path):
     audit = tmp_path / "audit.duckdb"
     assert default_state_path(env={"RAG_AUDIT_DB": str(audit)}) == tmp_path / "ratelimit.sqlite"
     assert default_state_path(Path("/x/audit.duckdb"), env={}) == Path("/x/ratelimit.sqlite")
+
+
+def test_the_process_window_takes_its_limit_with_each_check_and_says_how_long_to_wait():
+    limiter = ProcessLimiter()  # the app's: the limit comes from the settings on every question
+    assert all(limiter.check("a", t, limit=3).allowed for t in (0.0, 10.0, 20.0))
+    assert limiter.check("a", 30.0, limit=3) == RateDecision(False, 3, 0, 30)
+    assert limiter.check("b", 30.0, limit=3).allowed  # per session
+    assert limiter.check("a", 60.0, limit=3).allowed  # the first question left the window
+    assert limiter.check("a", 61.0, limit=3) == RateDecision(False, 3, 0, 9)
+    assert limiter.check("a", 61.0, limit=0) == RateDecision(True, 0, 0, 0)  # 0: no limit
+    assert limiter.check("a", 61.0, limit=4) == RateDecision(True, 4, 0, 0)  # a raised limit
+
+
+def test_the_process_window_forgets_idle_clients_beyond_its_budget():
+    limiter = ProcessLimiter(5, max_clients=2)
+    for i, key in enumerate("abc"):
+        limiter.check(key, float(i))
+    limiter.check("d", 100.0)  # a, b and c have been idle for a whole window
+    assert set(limiter._times) == {"d"}

@@ -1,4 +1,4 @@
-"""The pages' pure helpers: history pruning, rate limit, highlighting, formatting, tables.
+"""The pages' pure helpers: history pruning, rate limit message, highlighting, formatting, tables.
 
 No Streamlit here; ranking inputs are hand-made candidate pools so expected ranks and changes can
 be worked out by hand."""
@@ -15,7 +15,6 @@ import pytest
 from pages.components.chat.support import (
     HISTORY_MAX_QUESTIONS,
     LEGACY_STORAGE_KEY,
-    SlidingWindowLimiter,
     StreamCapture,
     conversation_messages,
     format_age,
@@ -182,24 +181,7 @@ def test_stream_capture_separates_text_from_the_response():
     assert capture.response is response
 
 
-# -- rate limit and selection -------------------------------------------------------------------
-
-def test_limiter_allows_the_limit_per_window_then_says_how_long_to_wait():
-    limiter = SlidingWindowLimiter(60.0)
-    assert all(limiter.allow("a", 3, now=t)[0] for t in (0.0, 10.0, 20.0))
-    assert limiter.allow("a", 3, now=30.0) == (False, 30.0)
-    assert limiter.allow("b", 3, now=30.0) == (True, 0.0)  # per session
-    assert limiter.allow("a", 3, now=60.0) == (True, 0.0)  # the first question left the window
-    assert limiter.allow("a", 3, now=61.0) == (False, 9.0)
-
-
-def test_limiter_forgets_idle_sessions_beyond_its_key_budget():
-    limiter = SlidingWindowLimiter(60.0, max_keys=2)
-    for i, key in enumerate("abc"):
-        limiter.allow(key, 5, now=float(i))
-    limiter.allow("d", 5, now=100.0)  # a, b and c have been idle for a whole window
-    assert set(limiter._events) == {"d"}
-
+# -- rate limit message and selection --------------------------------------------------------------
 
 def test_rate_limit_message_names_limit_and_wait():
     assert "30 questions" in rate_limit_message(30, 12.4)

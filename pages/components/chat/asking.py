@@ -3,6 +3,8 @@ shared with the API server), streamed answer, final render, history."""
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from pages.components.chat.history import History
@@ -26,9 +28,10 @@ def ask(ctx: AppContext, h: History, question: str, mode: str, selection: str,
     with st.chat_message("user"):
         st.markdown(question.replace("$", "\\$"))
     with st.chat_message("assistant"):
-        allowed, wait_s = rate_limiter().allow(h.session_id, settings.rate_limit_per_minute)
-        if not allowed:
-            st.warning(rate_limit_message(settings.rate_limit_per_minute, wait_s),
+        decision = rate_limiter().check(h.session_id, time.monotonic(),
+                                        limit=settings.rate_limit_per_minute)
+        if not decision.allowed:
+            st.warning(rate_limit_message(decision.limit, decision.retry_after_s),
                        icon=":material/hourglass_top:")
             return None
         if not _client_allowed(ctx, current_client()):

@@ -1,15 +1,12 @@
-"""Pure helpers behind the chat page: browser-side history (of answer records), the per-session
-rate limit, the selection caption and stream splitting. No streamlit import, so each rule is
+"""Pure helpers behind the chat page: browser-side history (of answer records), the rate-limit
+message, the selection caption and stream splitting. No streamlit import, so each rule is
 unit-tested."""
 
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -104,35 +101,6 @@ def conversation_messages(turns: Sequence[dict], limit: int) -> list[dict[str, s
 
 
 # -- rate limit ---------------------------------------------------------------------------------
-
-@dataclass
-class SlidingWindowLimiter:
-    """At most `limit` events per key in any `window_s` seconds; thread-safe."""
-
-    window_s: float = 60.0
-    max_keys: int = 10_000  # idle sessions are forgotten beyond this many
-    _events: dict[str, deque[float]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def allow(self, key: str, limit: int, now: float | None = None) -> tuple[bool, float]:
-        """(allowed, seconds until the next question is allowed); an allowed call is counted."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            if len(self._events) > self.max_keys:
-                self._forget_idle(now)
-            events = self._events.setdefault(key, deque())
-            while events and now - events[0] >= self.window_s:
-                events.popleft()
-            if limit > 0 and len(events) >= limit:
-                return False, round(self.window_s - (now - events[0]), 1)
-            events.append(now)
-            return True, 0.0
-
-    def _forget_idle(self, now: float) -> None:
-        idle = [k for k, ev in self._events.items() if not ev or now - ev[-1] >= self.window_s]
-        for key in idle:
-            del self._events[key]
-
 
 def rate_limit_message(limit: int, retry_after_s: float) -> str:
     return (f"You have asked {limit} questions in the last minute, the limit for one browser "

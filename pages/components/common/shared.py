@@ -10,8 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.components.chat.support import SlidingWindowLimiter
-from rag.access.ratelimit import RateLimiter
+from rag.access.ratelimit import ProcessLimiter, RateLimiter
 from rag.answer.pipeline import Pipeline
 from rag.book.parse import EXTENSIONS as BOOK_FILES
 from rag.config import Settings, load_settings
@@ -88,9 +87,9 @@ def cached_audit(path: str) -> object:
 
 
 @st.cache_resource
-def rate_limiter() -> SlidingWindowLimiter:
+def rate_limiter() -> ProcessLimiter:
     """One limiter per process, keyed by the browser's session ID (survives a reload)."""
-    return SlidingWindowLimiter(60.0)
+    return ProcessLimiter()
 
 
 @st.cache_resource
