@@ -1,8 +1,10 @@
-"""A section's text as the units an extractive answer may quote: prose sentences, list items and
-one-line commands, cleaned of Markdown (links keep their text, images and HTML go).
+"""A section's text as the units an extractive answer may quote: prose sentences, list items,
+table rows and one-line commands, cleaned of Markdown (links keep their text, images and HTML
+go). A list item keeps the label it sits under, short items are quoted together and labelled
+items also make an overview (list_units), so a quoted item still says what it is about.
 
 Ingest embeds these units and the answerer scores them, so both see exactly the same text.
-Headings, tables, quiz questions, lead-ins ending in ':' and code are not quotable units, but a
+Headings, quiz questions, lead-ins ending in ':' and code are not quotable units, but a
 short command right after a lead-in ("**Solution**: ```source setup.bash```") is, as one unit.
 """
 
@@ -15,6 +17,7 @@ PROSE, ITEM, COMMAND, ROW, HEADING = "prose", "item", "command", "row", "heading
 MIN_WORDS, MAX_WORDS = 4, 80
 MAX_COMMAND_LINES = 2  # a longer block is a program, not an answer
 SHORT_ITEM = 6  # words: siblings all this short are one unit ("Advantages: Low cost; ...")
+MIN_OVERVIEW = 3  # labelled items ("- **Friction cones**: ...") that also make an overview unit
 LABEL_WORDS = 4  # a label this short leads each longer item under it ("Limitations")
 
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -33,7 +36,7 @@ EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
 # "**Label:** value" or "**Label**: value"
 FIELD_RE = re.compile(r"^(?:\*\*|__)[^*_]{1,40}?(?::(?:\*\*|__)|(?:\*\*|__):)\s")
 BOLD_LINE_RE = re.compile(r"^(\*\*|__)[^*_].*\1:?$")  # "**Tested with ROS 2 Humble**"
-OWN_LABEL_RE = re.compile(r"^[^:;.]{1,40}:\s")  # "GPU: NVIDIA RTX ..." says what it is about
+OWN_LABEL_RE = re.compile(r"^([^:;.]{1,40}):\s")  # "GPU: NVIDIA RTX ..." says what it is about
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
 
 
@@ -186,7 +189,10 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
     bold line right above the list when nothing introduces it): "Advantages: High update rate
     (100-1000 Hz); Compact and lightweight; Low cost". Longer ones are a unit each, led by a
     short label ("Visual-Inertial Odometry (VIO): Combines camera and IMU data ...") so the item
-    still says what it is about. An item ending in ':' with items under it is their label, not a
+    still says what it is about; when three or more of them each open with their own label
+    ("Friction cones: ..."), the labels also make one overview unit ("The constraints encode
+    physics and hardware limits: Equations of motion; Friction cones; ..."), which answers "what
+    constraints are there?". An item ending in ':' with items under it is their label, not a
     unit."""
     parents: list[int] = []
     stack: list[int] = []
@@ -196,7 +202,7 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
         parents.append(stack[-1] if stack else -1)
         stack.append(n)
     labels = {p for p in parents if p >= 0 and items[p][1].endswith(":")}
-    out: list[tuple[int, str]] = []  # (position of the first item, unit text)
+    out: list[tuple[float, str]] = []  # (position of the first item, unit text)
     for parent in dict.fromkeys(parents):
         group = [n for n, p in enumerate(parents)
                  if p == parent and n not in labels and not items[n][1].endswith("?")]
@@ -210,6 +216,11 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
                 len(merged.split()) <= MAX_WORDS:
             out.append((group[0], merged))
             continue
+        labels = [m.group(1) for t in texts if (m := OWN_LABEL_RE.match(t))]
+        if len(group) >= MIN_OVERVIEW and len(labels) == len(group) and \
+                all(len(x.split()) <= SHORT_ITEM for x in labels):  # "- **Friction cones**: ..."
+            overview = "; ".join(x.strip() for x in labels)
+            out.append((group[0] - 0.5, f"{head}: {overview}" if head else overview))
         for n, t in zip(group, texts, strict=True):
             out.extend((n, part) for part in _item_parts(t, name))
     return [t for _, t in sorted(out, key=lambda o: o[0])]

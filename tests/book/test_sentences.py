@@ -167,3 +167,16 @@ def test_bold_field_lines_are_a_unit_each():
     assert [u.text for u in split_section(text)] == [
         "Duration: Weeks 2-4 (3 weeks)", "Weight: 25% of the final mark",
         "Team Size: 1-2 students working together"]
+
+
+def test_labelled_items_also_make_an_overview_of_their_labels():
+    text = ("The planner checks three things:\n\n"
+            "- **Reach**: the foothold must lie within the leg's workspace at touchdown.\n"
+            "- **Flatness**: the patch under the sole must tilt less than ten degrees.\n"
+            "- **Clearance**: the swing foot must pass every obstacle by two centimetres.\n")
+    texts = [u.text for u in split_section(text, "Footholds")]
+    assert texts[0] == "The planner checks three things: Reach; Flatness; Clearance"
+    assert "Flatness: the patch under the sole must tilt less than ten degrees." in texts
+    two = "- **Reach**: within the leg's workspace at touchdown.\n" \
+          "- **Flatness**: tilting less than ten degrees.\n"
+    assert not any(";" in u.text for u in split_section(two))  # two labels are no overview
