@@ -4,8 +4,9 @@ go). A list item keeps the label it sits under, short items are quoted together 
 items also make an overview (list_units), so a quoted item still says what it is about.
 
 Ingest embeds these units and the answerer scores them, so both see exactly the same text.
-Headings, quiz questions, lead-ins ending in ':' and code are not quotable units, but a
-short command right after a lead-in ("**Solution**: ```source setup.bash```") is, as one unit.
+Headings, quiz questions, lead-ins ending in ':' (unless the section ends on one: what it
+introduces sits under the next heading) and code are not quotable units, but a short command
+right after a lead-in ("**Solution**: ```source setup.bash```") is, as one unit.
 """
 
 from __future__ import annotations
@@ -179,6 +180,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
         i += 1
     flush()
     close_list()
+    if label and MIN_WORDS <= len(label.split()) <= MAX_WORDS:  # the text ends on a lead-in:
+        units.append(Unit(label, PROSE, block))  # what it introduces is under the next heading
     return _dedupe(units)
 
 

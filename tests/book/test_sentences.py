@@ -180,3 +180,12 @@ def test_labelled_items_also_make_an_overview_of_their_labels():
     two = "- **Reach**: within the leg's workspace at touchdown.\n" \
           "- **Flatness**: tilting less than ten degrees.\n"
     assert not any(";" in u.text for u in split_section(two))  # two labels are no overview
+
+
+def test_a_section_that_ends_on_its_lead_in_quotes_it():
+    ends = "The rover course runs over 6 modules spanning 10 weeks:\n"  # its table is a subsection
+    assert [u.text for u in split_section(ends)] == [
+        "The rover course runs over 6 modules spanning 10 weeks:"]
+    listed = ends + "\n- Module one covers the drive train and its encoders\n"
+    assert "The rover course runs over 6 modules spanning 10 weeks:" not in \
+        [u.text for u in split_section(listed)]
