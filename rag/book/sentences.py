@@ -219,10 +219,10 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
                 len(merged.split()) <= MAX_WORDS:
             out.append((group[0], merged))
             continue
-        labels = [m.group(1) for t in texts if (m := OWN_LABEL_RE.match(t))]
-        if len(group) >= MIN_OVERVIEW and len(labels) == len(group) and \
-                all(len(x.split()) <= SHORT_ITEM for x in labels):  # "- **Friction cones**: ..."
-            overview = "; ".join(x.strip() for x in labels)
+        own = [m.group(1).strip() for t in texts if (m := OWN_LABEL_RE.match(t))]
+        if len(group) >= MIN_OVERVIEW and len(own) == len(group) and \
+                all(len(x.split()) <= SHORT_ITEM for x in own):  # "- **Friction cones**: ..."
+            overview = "; ".join(own)
             out.append((group[0] - 0.5, f"{head}: {overview}" if head else overview))
         for n, t in zip(group, texts, strict=True):
             out.extend((n, part) for part in _item_parts(t, name))

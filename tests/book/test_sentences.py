@@ -189,3 +189,15 @@ def test_a_section_that_ends_on_its_lead_in_quotes_it():
     listed = ends + "\n- Module one covers the drive train and its encoders\n"
     assert "The rover course runs over 6 modules spanning 10 weeks:" not in \
         [u.text for u in split_section(listed)]
+
+
+def test_a_label_nested_two_deep_is_not_quoted_after_an_overview():
+    text = ("- **Reach**: the foothold must lie within the leg's workspace at touchdown.\n"
+            "- **Flatness**: the patch under the sole must tilt less than ten degrees.\n"
+            "- **Clearance**: the swing foot must pass every obstacle by two centimetres.\n"
+            "- Kit:\n  - Sensors:\n    - Stereo camera\n    - Lidar puck\n"
+            "  - Spare battery pack for the rover\n")
+    texts = [u.text for u in split_section(text)]
+    assert "Sensors: Stereo camera; Lidar puck" in texts
+    assert "Kit: Spare battery pack for the rover" in texts
+    assert not any("Sensors:;" in t for t in texts)
