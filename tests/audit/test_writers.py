@@ -125,7 +125,10 @@ def test_three_writers_one_reader_and_a_sigkill_lose_nothing(tmp_path):
             c.join(timeout=10)
         report = json.loads(reader.communicate(timeout=60)[0].splitlines()[-1])
         watcher.flush()  # imports the killed writer's orphaned segment
-        assert watcher.count_logs() == sum(len(c.ids) for c in collectors)
+        # SIGKILL may land between record() storing a row and its log_id being printed: the
+        # killed writer may hold one row nobody was told about, never more.
+        extra = watcher.count_logs() - sum(len(c.ids) for c in collectors)
+        assert extra in (0, 1), extra
     assert writers[0].returncode == -signal.SIGKILL
     assert writers[1].returncode == writers[2].returncode == 0
     printed = [i for c in collectors for i in c.ids]
@@ -140,7 +143,12 @@ def test_three_writers_one_reader_and_a_sigkill_lose_nothing(tmp_path):
     assert len(printed) > 300
     missing = [i for i in printed if i not in counts]
     assert not missing, f"{len(missing)} of {len(printed)} answered rows were lost"
-    assert set(counts.values()) == {1} and len(counts) == len(printed)
+    assert set(counts.values()) == {1} and len(counts) == len(printed) + extra
+    if extra:  # the unprinted row is the killed writer's, stored whole
+        (unprinted,) = set(counts) - set(printed)
+        with duckdb.connect(str(db), read_only=True) as con:
+            assert con.execute("SELECT session_id FROM audit_logs WHERE log_id = ?",
+                               [unprinted]).fetchone() == ("w0",)
 
 
 @pytest.fixture()
