@@ -3,9 +3,12 @@
 Every judged question of each labelled set goes through the pipeline as the app runs it. An
 answer (or a draft only the confidence gate held back) is right when it holds every key fact; an
 answered out-of-scope question is wrong. Its features are the best unit's probability and that
-unit's margin over the runner-up (the draft carries both). A logistic model is fitted on one
-book's answers and scored on the other's, then on both (each book weighing the same); printed
-per set: the AUROC of today's
+unit's margin over the runner-up, and the share of the evidence's unit probability the answer
+leaves unquoted (the draft carries all three). A logistic model is fitted on one book's answers
+and scored on the other's, then on both (each book weighing the same); the fitted score is then
+rescaled (one factor and one offset, which keep its order and so its AUROC) so that the worse of
+the two books' calibration errors is as small as it can be: the levels promise the same on every
+book. Printed per set: the AUROC of today's
 confidence score (rag/answer/correctness.py's weights) and of the refit, the expected
 calibration error, and the answers at or above each score with their accuracy. Last, the level
 cut-offs today's weights support (after pasting new weights, run it again for their cut-offs):
@@ -48,7 +51,7 @@ BINS = 10
 
 
 def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
-    """(best, runner-up) per answered judged question, and whether the answer is right."""
+    """(best, runner-up, unquoted) per answered judged question, and whether it is right."""
     settings = load_settings(book_dir=book)
     index, _ = load_index(settings)
     pipeline = Pipeline(index, settings)
@@ -60,13 +63,13 @@ def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
         if not outcome.judged or not (outcome.answered or outcome.held_by_gate) or \
                 draft is None or not draft.calibrated:
             continue
-        x.append((draft.supports[0], draft.runner_up or 0.0))
+        x.append((draft.supports[0], draft.runner_up or 0.0, draft.unquoted or 0.0))
         y.append(outcome.right_if_answered)
     return np.array(x, float), np.array(y, bool)
 
 
 def design(x: np.ndarray) -> np.ndarray:
-    return np.column_stack([x[:, 0], np.maximum(x[:, 0] - x[:, 1], 0.0)])
+    return np.column_stack([x[:, 0], np.maximum(x[:, 0] - x[:, 1], 0.0), x[:, 2]])
 
 
 def auroc(scores: np.ndarray, right: np.ndarray) -> float:
@@ -131,11 +134,21 @@ def score(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(design(x) @ weights + bias)))
 
 
+def per_book_calibration(data: list[tuple[np.ndarray, np.ndarray]], weights: np.ndarray,
+                         bias: float) -> tuple[np.ndarray, float]:
+    """The fitted score times a factor plus an offset (its order, so its AUROC, unchanged),
+    chosen on a grid for the smallest calibration error of the worse-calibrated book."""
+    grid = [(a, c) for a in np.arange(0.5, 2.501, 0.05) for c in np.arange(-1.5, 1.5, 0.02)]
+    factor, offset = min(grid, key=lambda g: max(
+        ece(score(xs, weights * g[0], bias * g[0] + g[1]), ys) for xs, ys in data))
+    return weights * factor, float(bias * factor + offset)
+
+
 def main() -> int:
     sets = [s for s in DEFAULT_SETS if s[0].exists() and s[1].exists()]
     data = [collect(*s) for s in sets]
     names = [s[1].name for s in sets]
-    today = [(np.array([answer_probability(b, r) for b, r in xs]), ys) for xs, ys in data]
+    today = [(np.array([answer_probability(*row) for row in xs]), ys) for xs, ys in data]
     for name, (sc, ys) in zip(names, today, strict=True):
         print(report(f"today's weights, {name}", sc, ys))
     if len(data) == 2:
@@ -150,9 +163,12 @@ def main() -> int:
     weights, bias = fit(x, y, equal)
     for name, (xs, ys) in zip(names, data, strict=True):
         print(report(f"fit on all, scored on {name}", score(xs, weights, bias), ys))
-    pooled = score(x, weights, bias)
-    print(report("fit on all, both sets", pooled, y))
-    print(f"WEIGHTS = dict(zip(FEATURES, ({weights[0]:.3f}, {weights[1]:.3f}), strict=True))")
+    print(report("fit on all, both sets", score(x, weights, bias), y))
+    weights, bias = per_book_calibration(data, weights, bias)
+    for name, (xs, ys) in zip(names, data, strict=True):
+        print(report(f"rescaled for each book, scored on {name}", score(xs, weights, bias), ys))
+    print(f"WEIGHTS = dict(zip(FEATURES, ({', '.join(f'{w:.3f}' for w in weights)}), "
+          "strict=True))")
     print(f"BIAS = {bias:.3f}")
     # the levels are cut on the scores the app shows: today's weights, rounded as a Response is
     shown = [(np.round(sc, 4), ys) for sc, ys in today]

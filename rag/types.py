@@ -175,6 +175,8 @@ class Draft:
     sources: tuple[Hit, ...] = ()  # what markers S1, S2, ... name; empty: the retrieval's hits
     supports: tuple[float, ...] = ()  # per quote: how well it alone supports the question
     runner_up: float | None = None  # extractive: the best unit not ranked first, its probability
+    # extractive: the share of the evidence units' summed probability that the answer leaves out
+    unquoted: float | None = None
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

@@ -8,8 +8,9 @@ section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). The best unit leads; up to two neighbours that also score well follow.
 When no unit supports the question, the draft says the excerpts do not cover it: a nearby
 sentence is not an answer. The draft's generation confidence is the probability that the answer
-is right, from the best unit's probability and its lead over the runner-up
-(rag.answer.correctness); it is the answer's whole confidence score.
+is right, from the best unit's probability, its lead over the runner-up and the share of the
+evidence the answer leaves unquoted (rag.answer.correctness); it is the answer's whole
+confidence score.
 """
 
 from __future__ import annotations
@@ -103,19 +104,27 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     if best < SUPPORT_FLOOR:
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
+    unquoted = unquoted_share(scored, chosen)
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
-                  round(answer_probability(best, runner_up), 4), runner_up)
+                  round(answer_probability(best, runner_up, unquoted), 4), runner_up, unquoted)
+
+
+def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:
+    """How much of the evidence's summed unit probability the answer leaves out: where much
+    of it lies outside the quotes, the answer is likelier to miss a part of the question."""
+    total = sum(s.probability for s in scored)
+    return round(1.0 - sum(s.probability for s in chosen) / total, 6) if total > 0 else 0.0
 
 
 def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
-           runner_up: float | None = None) -> Draft:
+           runner_up: float | None = None, unquoted: float | None = None) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
-                 runner_up=runner_up, calibrated=runner_up is not None)
+                 runner_up=runner_up, unquoted=unquoted, calibrated=runner_up is not None)

@@ -103,8 +103,11 @@ def test_pipeline_confidence_is_the_offline_answers_probability_of_being_right(
     c, draft = response.confidence, response.draft
     assert draft.calibrated and draft.runner_up is not None
     assert 0.0 < draft.runner_up <= draft.supports[0] < 1.0  # the best unit leads the quotes
+    # the quotes hold part of the evidence's probability, never all of it here
+    assert 0.0 < draft.unquoted < 1.0
     stated = draft.generation_confidence
-    assert stated == round(answer_probability(draft.supports[0], draft.runner_up), 4)
+    assert stated == round(answer_probability(draft.supports[0], draft.runner_up,
+                                              draft.unquoted), 4)
     # retrieval is reported beside it, but the score is the fitted probability alone
     assert (c.retrieval, c.generation, c.score) == (round(best, 4), stated, stated)
     assert c.level == confidence_level(c.score, s.level_high, s.level_medium)
@@ -126,7 +129,8 @@ def test_levels_follow_the_embedders_calibrated_cut_offs() -> None:
 def test_the_offline_confidence_tells_right_answers_from_wrong_ones(pipeline) -> None:
     """On the sample set (whose answers are among those the model was fitted on): the score
     ranks right answers above wrong ones better than the design's blend of the same parts did
-    (0.626 against 0.562 when fitted), and "high" answers are right 9 times in 10."""
+    (0.655 when fitted; the blend 0.562), and "high" answers are right at least 9 times in 10
+    (7 of 7 when fitted)."""
     outcomes, blended = [], []
     for q in load_questions(SAMPLE_QUESTIONS):
         response = pipeline.answer(q.question)
@@ -140,4 +144,4 @@ def test_the_offline_confidence_tells_right_answers_from_wrong_ones(pipeline) ->
     assert confidence_auroc(outcomes) >= 0.6
     assert confidence_auroc(outcomes) > confidence_auroc(blended) + 0.03
     high = next(row for row in level_table(outcomes) if row["level"] == "high")
-    assert high["answered"] >= 8 and high["accuracy"] >= 0.85, high
+    assert high["answered"] >= 5 and high["accuracy"] >= 0.9, high

@@ -45,9 +45,10 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     explained = [c.value for c in why.caption if c.value.startswith("Confidence ")]
     assert explained == [
         f"Confidence {turn['confidence_score']:.2f} is the fitted chance that this answer is "
-        f"right, from the leading unit's probability ({quoted['probability'].iloc[0]:.3f}) and "
+        f"right, from the leading unit's probability ({quoted['probability'].iloc[0]:.3f}), "
         f"its lead over the runner-up, the best unit not ranked first "
-        f"({turn['answer_runner_up']:.3f})."]
+        f"({turn['answer_runner_up']:.3f}), and the share of the evidence's probability the "
+        f"answer leaves unquoted ({turn['answer_unquoted']:.0%})."]
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])

@@ -88,10 +88,15 @@ def why_panel(turn: dict) -> None:
                                             "Probability", format="%.3f", width="small")})
             runner_up = turn.get("answer_runner_up")
             if runner_up is not None:
+                unquoted = turn.get("answer_unquoted")
+                left_out = "" if unquoted is None else (
+                    f", and the share of the evidence's probability the answer leaves unquoted "
+                    f"({float(unquoted):.0%})")
                 st.caption(f"Confidence {float(turn.get('confidence_score') or 0):.2f} is the "
                            "fitted chance that this answer is right, from the leading unit's "
-                           f"probability ({float(supports[0]):.3f}) and its lead over the "
-                           f"runner-up, the best unit not ranked first ({float(runner_up):.3f}).")
+                           f"probability ({float(supports[0]):.3f}), its lead over the "
+                           f"runner-up, the best unit not ranked first ({float(runner_up):.3f})"
+                           f"{left_out}.")
         hits = turn.get("chunks_returned") or []
         citations = turn.get("citations") or []
         if hits:
