@@ -129,10 +129,11 @@ def test_write_gate_keeps_history_and_never_inverts_the_bands(tmp_path):
     provenance = {"question_set": "data/eval/questions.yaml", "date": "2025-04-05",
                   "gate_target": 0.9, "gate_point": "dense 0.95 · threshold 0.33",
                   "gate_answer_rate": 0.8, "gate_accuracy": 0.91}
-    entry = write_gate(path, 0.7, "local", provenance)
+    assert before["gate_answer"] < 0.75  # the shipped gate_answer lies under the new gate
+    entry = write_gate(path, 0.75, "local", provenance)
     after = tomllib.loads(path.read_text())
     local = after["embedders"]["local"]
-    assert (local["gate_caveat"], local["gate_answer"]) == (0.7, 0.7)  # 0.65 rose to the gate
+    assert (local["gate_caveat"], local["gate_answer"]) == (0.75, 0.75)  # it rose to the gate
     assert local["threshold"] == before["threshold"] and local["source"] == before["source"]
     assert local["gate_source"] == ("gate for answer accuracy >= 0.9 over data/eval/questions.yaml"
                                     " at dense 0.95 · threshold 0.33, 2025-04-05, answer rate "
@@ -142,10 +143,10 @@ def test_write_gate_keeps_history_and_never_inverts_the_bands(tmp_path):
         (before["gate_caveat"], before["gate_answer"])
     assert entry["previous_gate_source"] == before["gate_source"]
     loaded = load_settings(env={"RAG_SETTINGS": str(path)})
-    assert (loaded.gate_caveat, loaded.gate_answer) == (0.7, 0.7)
+    assert (loaded.gate_caveat, loaded.gate_answer) == (0.75, 0.75)
     write_settings(path, 0.9, 0.35, "local", {"question_set": "q.yaml"}, gate=0.55)
     local = tomllib.loads(path.read_text())["embedders"]["local"]
-    assert (local["threshold"], local["gate_caveat"], local["gate_answer"]) == (0.35, 0.55, 0.7)
+    assert (local["threshold"], local["gate_caveat"], local["gate_answer"]) == (0.35, 0.55, 0.75)
     with pytest.raises(ConfigError, match="between 0 and 1"):
         write_gate(path, 1.2, "local", provenance)
 
