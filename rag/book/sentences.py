@@ -180,8 +180,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
         i += 1
     flush()
     close_list()
-    if label and MIN_WORDS <= len(label.split()) <= MAX_WORDS:  # the text ends on a lead-in:
-        units.append(Unit(label, PROSE, block))  # what it introduces is under the next heading
+    if label and quotable(label[:-1]):  # the text ends on a lead-in: what it introduces is
+        units.append(Unit(label, PROSE, block))  # under the next heading
     return _dedupe(units)
 
 
