@@ -3,12 +3,13 @@
 Every judged question of each labelled set goes through the pipeline as the app runs it. An
 answer (or a draft only the confidence gate held back) is right when it holds every key fact; an
 answered out-of-scope question is wrong. Its features are the best unit's probability and that
-unit's margin over the runner-up, and the share of the evidence's unit probability the answer
-leaves unquoted (the draft carries all three). A logistic model is fitted on one book's answers
-and scored on the other's, then on both (each book weighing the same); the fitted score is then
-rescaled (one factor and one offset, which keep its order and so its AUROC) so that the worse of
-the two books' calibration errors is as small as it can be: the levels promise the same on every
-book. Printed per set: the AUROC of today's
+unit's margin over the runner-up, the share of the evidence's unit probability the answer
+leaves unquoted (the draft carries those three), and the best unit's probability again when
+the question asks for a number or a definition (rag.answer.shape.asks_specific). A logistic
+model is fitted on one book's answers and scored on the other's, then on both (each book
+weighing the same); the fitted score is then rescaled (one factor and one offset, which keep its
+order and so its AUROC) so that the worse of the two books' calibration errors is as small as it
+can be: the levels promise the same on every book. Printed per set: the AUROC of today's
 confidence score (rag/answer/correctness.py's weights) and of the refit, the expected
 calibration error, and the answers at or above each score with their accuracy. Last, the level
 cut-offs today's weights support (after pasting new weights, run it again for their cut-offs):
@@ -35,6 +36,7 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 import rag  # noqa: E402,F401
 from rag.answer.correctness import answer_probability  # noqa: E402
 from rag.answer.pipeline import Pipeline  # noqa: E402
+from rag.answer.shape import asks_specific  # noqa: E402
 from rag.config import load_settings  # noqa: E402
 from rag.index.load import load_index  # noqa: E402
 from rag.tuning.answers import outcome_of  # noqa: E402
@@ -51,7 +53,8 @@ BINS = 10
 
 
 def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
-    """(best, runner-up, unquoted) per answered judged question, and whether it is right."""
+    """(best, runner-up, unquoted, asks specific) per answered judged question, and whether it
+    is right."""
     settings = load_settings(book_dir=book)
     index, _ = load_index(settings)
     pipeline = Pipeline(index, settings)
@@ -63,13 +66,15 @@ def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
         if not outcome.judged or not (outcome.answered or outcome.held_by_gate) or \
                 draft is None or not draft.calibrated:
             continue
-        x.append((draft.supports[0], draft.runner_up or 0.0, draft.unquoted or 0.0))
+        x.append((draft.supports[0], draft.runner_up or 0.0, draft.unquoted or 0.0,
+                  float(asks_specific(q.question))))
         y.append(outcome.right_if_answered)
     return np.array(x, float), np.array(y, bool)
 
 
 def design(x: np.ndarray) -> np.ndarray:
-    return np.column_stack([x[:, 0], np.maximum(x[:, 0] - x[:, 1], 0.0), x[:, 2]])
+    return np.column_stack([x[:, 0], np.maximum(x[:, 0] - x[:, 1], 0.0), x[:, 2],
+                            x[:, 0] * x[:, 3]])
 
 
 def auroc(scores: np.ndarray, right: np.ndarray) -> float:
@@ -148,7 +153,8 @@ def main() -> int:
     sets = [s for s in DEFAULT_SETS if s[0].exists() and s[1].exists()]
     data = [collect(*s) for s in sets]
     names = [s[1].name for s in sets]
-    today = [(np.array([answer_probability(*row) for row in xs]), ys) for xs, ys in data]
+    today = [(np.array([answer_probability(*row[:3], bool(row[3])) for row in xs]), ys)
+             for xs, ys in data]
     for name, (sc, ys) in zip(names, today, strict=True):
         print(report(f"today's weights, {name}", sc, ys))
     if len(data) == 2:

@@ -8,9 +8,9 @@ section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). The best unit leads; up to two neighbours that also score well follow.
 When no unit supports the question, the draft says the excerpts do not cover it: a nearby
 sentence is not an answer. The draft's generation confidence is the probability that the answer
-is right, from the best unit's probability, its lead over the runner-up and the share of the
-evidence the answer leaves unquoted (rag.answer.correctness); it is the answer's whole
-confidence score.
+is right, from the best unit's probability, its lead over the runner-up, the share of the
+evidence the answer leaves unquoted and whether the question asks for a number or a definition
+(rag.answer.correctness); it is the answer's whole confidence score.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 from rag.answer.correctness import answer_probability
 from rag.answer.evidence import EvidenceUnit, gather_sources, source_units
 from rag.answer.llm import NOT_COVERED_SENTENCE
+from rag.answer.shape import asks_specific
 from rag.answer.unit_scoring import idf_weights, unit_features, unit_probabilities
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
@@ -105,11 +106,12 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
+    confidence = answer_probability(best, runner_up, unquoted, asks_specific(question))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
-                  round(answer_probability(best, runner_up, unquoted), 4), runner_up, unquoted)
+                  round(confidence, 4), runner_up, unquoted)
 
 
 def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:

@@ -67,6 +67,17 @@ def question_shape(question: str) -> str:
     return OTHER
 
 
+# Shapes whose answer is one specific thing: the sentence that holds it either is among the
+# evidence or is not, so the best unit's probability says more about the answer being right than
+# for a reason, a fix or an open "how" (rag.answer.correctness).
+SPECIFIC = (NUMBER, DEFINITION)
+
+
+def asks_specific(question: str) -> bool:
+    """Whether the question asks for a number with its unit or a definition."""
+    return question_shape(question) in SPECIFIC
+
+
 SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+(?:an?\s+|the\s+)?(.+?)(?:\s+(?:stand for|"
                         r"mean|do|used for|for|and)\b|[,?;]|$)", re.I)
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")

@@ -19,6 +19,7 @@ from rag.answer.confidence import (
 )
 from rag.answer.correctness import answer_probability
 from rag.answer.pipeline import Pipeline
+from rag.answer.shape import asks_specific
 from rag.tuning.answers import confidence_auroc, level_table, outcome_of
 from rag.tuning.questions import load_questions
 from rag.types import Confidence
@@ -96,8 +97,8 @@ def test_parse_and_strip_stated_confidence(reply: str, stated: float | None, res
 def test_pipeline_confidence_is_the_offline_answers_probability_of_being_right(
         sample_index, sample_settings) -> None:
     s = sample_settings
-    response = Pipeline(sample_index, s).answer(
-        "What does the integral term of a PID controller correct?")
+    question = "What does the integral term of a PID controller correct?"
+    response = Pipeline(sample_index, s).answer(question)
     best = response.retrieval.hits[0].blended
     assert best == max(h.blended for h in response.retrieval.candidates)
     c, draft = response.confidence, response.draft
@@ -107,7 +108,7 @@ def test_pipeline_confidence_is_the_offline_answers_probability_of_being_right(
     assert 0.0 < draft.unquoted < 1.0
     stated = draft.generation_confidence
     assert stated == round(answer_probability(draft.supports[0], draft.runner_up,
-                                              draft.unquoted), 4)
+                                              draft.unquoted, asks_specific(question)), 4)
     # retrieval is reported beside it, but the score is the fitted probability alone
     assert (c.retrieval, c.generation, c.score) == (round(best, 4), stated, stated)
     assert c.level == confidence_level(c.score, s.level_high, s.level_medium)

@@ -1,5 +1,5 @@
-"""The offline answer's probability of being right, from its best unit, the runner-up and the
-share of the evidence it leaves unquoted."""
+"""The offline answer's probability of being right, from its best unit, the runner-up, the
+share of the evidence it leaves unquoted and whether the question asks for something specific."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ def test_hand_computed() -> None:
     assert answer_probability(0.6, 0.2) == pytest.approx(1 / (1 + math.exp(-z)))
     z += WEIGHTS["unquoted"] * 0.75
     assert answer_probability(0.6, 0.2, 0.75) == pytest.approx(1 / (1 + math.exp(-z)))
+    z += WEIGHTS["specific_best"] * 0.6
+    assert answer_probability(0.6, 0.2, 0.75, True) == pytest.approx(1 / (1 + math.exp(-z)))
 
 
 def test_a_likelier_best_unit_and_a_wider_margin_both_raise_it() -> None:
@@ -30,9 +32,19 @@ def test_evidence_left_unquoted_lowers_it() -> None:
         answer_probability(0.6, 0.3, 0.0)
 
 
+def test_a_likely_best_unit_counts_for_more_when_the_question_asks_for_a_number() -> None:
+    """A number or a definition is in one sentence or not: the best unit's probability says
+    more, so a likely best unit lifts the score further, and an unlikely one less."""
+    lift = [answer_probability(b, 0.1, 0.3, True) - answer_probability(b, 0.1, 0.3)
+            for b in (0.2, 0.5, 0.8)]
+    assert 0.0 < lift[0] < lift[1]
+    assert all(d > 0 for d in lift)
+
+
 def test_it_is_a_probability_even_at_the_edges() -> None:
     for best, runner_up in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.3, 0.9)]:
         for unquoted in (0.0, 1.0):
-            assert 0.0 < answer_probability(best, runner_up, unquoted) < 1.0
+            for specific in (False, True):
+                assert 0.0 < answer_probability(best, runner_up, unquoted, specific) < 1.0
     # a runner-up above the best (never produced, but defined): no negative margin
     assert answer_probability(0.3, 0.9) == answer_probability(0.3, 0.3)

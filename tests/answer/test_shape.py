@@ -10,6 +10,7 @@ from rag.answer.shape import (
     NAMED,
     NUMBER,
     REASON,
+    asks_specific,
     defines,
     detour,
     expands,
@@ -30,6 +31,16 @@ from rag.answer.shape import (
 ])
 def test_question_shapes(question, shape):
     assert question_shape(question) == shape
+
+
+def test_a_number_or_a_definition_is_a_specific_ask():
+    """Those answers sit in one sentence; a reason, a fix or a name may not (the confidence
+    weighs the best unit more for the first)."""
+    assert asks_specific("How many degrees of freedom does a humanoid have?")
+    assert asks_specific("What does URDF stand for?")
+    assert not asks_specific("Why do encoders drift?")
+    assert not asks_specific("Which Jetson board should students use?")
+    assert not asks_specific("I get ModuleNotFoundError: No module named 'rclpy'")
 
 
 def test_numbers_need_a_unit_or_a_range():

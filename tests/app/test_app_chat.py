@@ -54,6 +54,17 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
 
 
+def test_a_number_question_is_told_its_leading_unit_counts_for_more(app):
+    """The confidence weighs the best unit's probability more when the question asks for a
+    number or a definition; the caption says so (and does not for the "why" question above)."""
+    ask(app, "How far off will objects appear if a camera image is stamped 50 ms late?")
+    why = next(e for e in app.expander if e.label == "Why this answer")
+    explained = [c.value for c in why.caption if c.value.startswith("Confidence ")]
+    assert len(explained) == 1
+    assert explained[0].endswith(" The question asks for a number or a definition, so the "
+                                 "leading unit's probability counts for more.")
+
+
 def test_why_this_answer_shows_which_hits_were_cited_and_their_text(app, sample_index):
     ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
     turn = app.session_state["_folio_history"].turns[-1]

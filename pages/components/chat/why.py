@@ -10,6 +10,7 @@ from pages.components.common.shared import app_context
 from pages.components.common.tables import cited_numbers, hit_name, quote_frame, turn_hits_frame
 from rag.answer.guardrails import reason_label
 from rag.answer.query_types import TYPE_LABELS
+from rag.answer.shape import asks_specific
 
 INSPECT_KEY = "inspector_question"
 HITS_CONFIG = {
@@ -92,11 +93,13 @@ def why_panel(turn: dict) -> None:
                 left_out = "" if unquoted is None else (
                     f", and the share of the evidence's probability the answer leaves unquoted "
                     f"({float(unquoted):.0%})")
+                specific = " The question asks for a number or a definition, so the leading " \
+                    "unit's probability counts for more." if asks_specific(question) else ""
                 st.caption(f"Confidence {float(turn.get('confidence_score') or 0):.2f} is the "
                            "fitted chance that this answer is right, from the leading unit's "
                            f"probability ({float(supports[0]):.3f}), its lead over the "
                            f"runner-up, the best unit not ranked first ({float(runner_up):.3f})"
-                           f"{left_out}.")
+                           f"{left_out}.{specific}")
         hits = turn.get("chunks_returned") or []
         citations = turn.get("citations") or []
         if hits:
