@@ -14,8 +14,8 @@ confidence score (rag/answer/correctness.py's weights) and of the refit, the exp
 calibration error, and the answers at or above each score with their accuracy. Last, the level
 cut-offs today's weights support (after pasting new weights, run it again for their cut-offs):
 "high" from the lowest score where answers at or above it are right >= 90 % of the time on every
-set, "medium" from the lowest score where the answers between it and
-"high" are right >= 70 % of the time (both with at least MIN_ANSWERS answers).
+set, "medium" from the lowest score where the answers between it and "high" are right >= 70 %
+of the time on every set (both with at least MIN_ANSWERS answers over the sets).
 
     python bench/fit_confidence.py
 
@@ -103,12 +103,15 @@ def high_cut_off(sets: list[tuple[np.ndarray, np.ndarray]]) -> float | None:
     return None
 
 
-def medium_cut_off(scores: np.ndarray, right: np.ndarray, high: float) -> float | None:
-    """The lowest score from which the answers below `high` are right >= 70 % of the time (both
-    sets together, at least MIN_ANSWERS of them): the medium band as a whole."""
-    for s in np.sort(np.unique(scores[scores < high])):
-        band = (scores >= s) & (scores < high)
-        if band.sum() >= MIN_ANSWERS and right[band].mean() >= MEDIUM_TARGET:
+def medium_cut_off(sets: list[tuple[np.ndarray, np.ndarray]], high: float) -> float | None:
+    """The lowest score from which the answers below `high` are right >= 70 % of the time on
+    EVERY set (at least MIN_ANSWERS of them over the sets): "medium" means the same on each
+    book, like "high"."""
+    pooled = np.concatenate([scores for scores, _ in sets])
+    for s in np.sort(np.unique(pooled[pooled < high])):
+        bands = [((scores >= s) & (scores < high), right) for scores, right in sets]
+        if sum(int(b.sum()) for b, _ in bands) >= MIN_ANSWERS and all(
+                not b.any() or right[b].mean() >= MEDIUM_TARGET for b, right in bands):
             return float(s)
     return None
 
@@ -187,13 +190,14 @@ def main() -> int:
         shares = ", ".join(f"{int((sc >= high).sum())} answers, {ys[sc >= high].mean():.2f} right"
                            for sc, ys in shown if (sc >= high).any())
         print(f"level_high = {between(scores, high):.4f} (from {high:.4f}: {shares})")
-    medium = medium_cut_off(scores, y, high)
+    medium = medium_cut_off(shown, high)
     if medium is None:
-        print("level_medium: no band below 'high' reaches 70 %")
+        print("level_medium: no band below 'high' reaches 70 % on every set")
     else:
-        band = (scores >= medium) & (scores < high)
+        shares = ", ".join(f"{int(b.sum())} answers, {ys[b].mean():.2f} right" for b, ys in (
+            ((sc >= medium) & (sc < high), ys) for sc, ys in shown) if b.any())
         print(f"level_medium = {between(scores, medium):.4f} (from {medium:.4f} to 'high': "
-              f"{int(band.sum())} answers, {y[band].mean():.2f} right)")
+              f"{shares})")
     return 0
 
 
