@@ -30,8 +30,8 @@ import math
 
 FEATURES = ("best", "margin", "unquoted", "specific_best")
 # Fitted by bench/fit_confidence.py on data/eval/questions.yaml + data/eval/physical-ai.yaml.
-WEIGHTS = dict(zip(FEATURES, (1.635, 1.871, -2.183, 2.824), strict=True))
-BIAS = 0.438
+WEIGHTS = dict(zip(FEATURES, (1.094, 1.633, -2.085, 2.613), strict=True))
+BIAS = 0.579
 
 
 def answer_probability(best: float, runner_up: float, unquoted: float = 0.0,

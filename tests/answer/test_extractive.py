@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from rag.answer.evidence import EvidenceUnit
-from rag.answer.extractive import Scored, extractive_draft, unquoted_share
+from rag.answer.extractive import Scored, choose, extractive_draft, unquoted_share
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
@@ -158,6 +158,23 @@ def test_a_second_unit_covers_the_other_part_of_the_question(embedder) -> None:
     assert draft.quotes[0] == "A PD loop combines a proportional term with a derivative term."
     assert draft.quotes[1] == ("Damping comes from the derivative term, which opposes the "
                                "joint's velocity.")  # adds "damping", not just more "PD loop"
+
+
+def scored_unit(source: int, position: int, probability: float) -> Scored:
+    return Scored(EvidenceUnit(source, position, f"unit {source}.{position}", "prose", 0,
+                               ("Section",)), probability, frozenset())
+
+
+def test_a_unit_elsewhere_joins_only_when_nothing_near_the_best_comes_close() -> None:
+    """The rest of an answer comes from near the best unit; another section's unit joins when
+    it is likely enough (from 0.4 of the best) and nothing near is close to it."""
+    best, near, far = scored_unit(0, 3, 0.5), scored_unit(0, 4, 0.2), scored_unit(2, 0, 0.3)
+    assert choose([best, near, far], 2, "q") == [best, near]  # the near one, though less likely
+    alone = scored_unit(0, 4, 0.05)  # nothing near comes close: the far one joins
+    assert choose([best, alone, far], 2, "q") == [best, far]
+    unlikely = scored_unit(2, 0, 0.15)  # under 0.4 of the best: never
+    assert choose([best, unlikely], 3, "q") == [best]
+    assert choose([best, near, far], 3, "q") == [best, near, far]  # the rest in book order
 
 
 def test_offline_answers_hold_the_books_key_facts(pipeline) -> None:
