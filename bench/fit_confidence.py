@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 import rag  # noqa: E402,F401
-from rag.answer.correctness import answer_probability  # noqa: E402
+from rag.answer.correctness import answer_probability, confidence_features  # noqa: E402
 from rag.answer.pipeline import Pipeline  # noqa: E402
 from rag.answer.shape import asks_specific  # noqa: E402
 from rag.config import load_settings  # noqa: E402
@@ -73,8 +73,8 @@ def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def design(x: np.ndarray) -> np.ndarray:
-    return np.column_stack([x[:, 0], np.maximum(x[:, 0] - x[:, 1], 0.0), x[:, 2],
-                            x[:, 0] * x[:, 3]])
+    """The model's inputs per answer, as the app computes them (rag/answer/correctness.py)."""
+    return np.array([confidence_features(*row[:3], bool(row[3])) for row in x], float)
 
 
 def auroc(scores: np.ndarray, right: np.ndarray) -> float:
@@ -91,29 +91,29 @@ def ece(scores: np.ndarray, right: np.ndarray) -> float:
                      for b in np.unique(bins)))
 
 
-def high_cut_off(sets: list[tuple[np.ndarray, np.ndarray]]) -> float | None:
-    """The lowest score from which answers are right >= 90 % of the time on EVERY set, with at
-    least MIN_ANSWERS such answers in all: "high" must hold on each book, not only on average."""
+def cut_off(sets: list[tuple[np.ndarray, np.ndarray]], target: float,
+            upper: float = float("inf")) -> float | None:
+    """The lowest score from which the answers below `upper` are right >= `target` of the time
+    on EVERY set, with at least MIN_ANSWERS such answers over the sets: a level must hold on each
+    book, not only on average ("high": 90 % with no upper bound; "medium": 70 % below "high")."""
     pooled = np.concatenate([scores for scores, _ in sets])
-    for s in np.sort(np.unique(pooled)):
-        kept = [(scores >= s, right) for scores, right in sets]
-        if sum(int(k.sum()) for k, _ in kept) >= MIN_ANSWERS and all(
-                not k.any() or right[k].mean() >= HIGH_TARGET for k, right in kept):
-            return float(s)
-    return None
-
-
-def medium_cut_off(sets: list[tuple[np.ndarray, np.ndarray]], high: float) -> float | None:
-    """The lowest score from which the answers below `high` are right >= 70 % of the time on
-    EVERY set (at least MIN_ANSWERS of them over the sets): "medium" means the same on each
-    book, like "high"."""
-    pooled = np.concatenate([scores for scores, _ in sets])
-    for s in np.sort(np.unique(pooled[pooled < high])):
-        bands = [((scores >= s) & (scores < high), right) for scores, right in sets]
+    for s in np.sort(np.unique(pooled[pooled < upper])):
+        bands = [(band(scores, s, upper), right) for scores, right in sets]
         if sum(int(b.sum()) for b, _ in bands) >= MIN_ANSWERS and all(
-                not b.any() or right[b].mean() >= MEDIUM_TARGET for b, right in bands):
+                not b.any() or right[b].mean() >= target for b, right in bands):
             return float(s)
     return None
+
+
+def band(scores: np.ndarray, lower: float, upper: float) -> np.ndarray:
+    return (scores >= lower) & (scores < upper)
+
+
+def shares(sets: list[tuple[np.ndarray, np.ndarray]], lower: float, upper: float) -> str:
+    """Each set's answers in [lower, upper) and the share of them that are right."""
+    return ", ".join(f"{int(b.sum())} answers, {right[b].mean():.2f} right"
+                     for b, right in ((band(sc, lower, upper), right) for sc, right in sets)
+                     if b.any())
 
 
 def between(scores: np.ndarray, cut: float) -> float:
@@ -182,22 +182,19 @@ def main() -> int:
     # the levels are cut on the scores the app shows: today's weights, rounded as a Response is
     shown = [(np.round(sc, 4), ys) for sc, ys in today]
     scores = np.concatenate([sc for sc, _ in shown])
-    high = high_cut_off(shown)
+    high = cut_off(shown, HIGH_TARGET)
     if high is None:
         print("level_high: no score reaches 90 % on every set")
         high = float("inf")
     else:
-        shares = ", ".join(f"{int((sc >= high).sum())} answers, {ys[sc >= high].mean():.2f} right"
-                           for sc, ys in shown if (sc >= high).any())
-        print(f"level_high = {between(scores, high):.4f} (from {high:.4f}: {shares})")
-    medium = medium_cut_off(shown, high)
+        print(f"level_high = {between(scores, high):.4f} (from {high:.4f}: "
+              f"{shares(shown, high, float('inf'))})")
+    medium = cut_off(shown, MEDIUM_TARGET, high)
     if medium is None:
         print("level_medium: no band below 'high' reaches 70 % on every set")
     else:
-        shares = ", ".join(f"{int(b.sum())} answers, {ys[b].mean():.2f} right" for b, ys in (
-            ((sc >= medium) & (sc < high), ys) for sc, ys in shown) if b.any())
         print(f"level_medium = {between(scores, medium):.4f} (from {medium:.4f} to 'high': "
-              f"{shares})")
+              f"{shares(shown, medium, high)})")
     return 0
 
 

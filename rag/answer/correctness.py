@@ -36,12 +36,17 @@ WEIGHTS = dict(zip(FEATURES, (1.094, 1.633, -2.085, 2.613), strict=True))
 BIAS = 0.579
 
 
+def confidence_features(best: float, runner_up: float, unquoted: float = 0.0,
+                        specific: bool = False) -> tuple[float, ...]:
+    """The model's inputs in FEATURES order (bench/fit_confidence.py fits on the same)."""
+    return best, max(best - runner_up, 0.0), unquoted, best if specific else 0.0
+
+
 def answer_probability(best: float, runner_up: float, unquoted: float = 0.0,
                        specific: bool = False) -> float:
     """P(the answer quoting this best unit holds every key fact), from the unit probabilities
     (`unquoted`: rag.answer.extractive.unquoted_share; `specific`: the question asks for a
     number or a definition)."""
-    features = {"best": best, "margin": max(best - runner_up, 0.0), "unquoted": unquoted,
-                "specific_best": best if specific else 0.0}
-    z = BIAS + sum(WEIGHTS[name] * features[name] for name in FEATURES)
+    values = confidence_features(best, runner_up, unquoted, specific)
+    z = BIAS + sum(WEIGHTS[name] * v for name, v in zip(FEATURES, values, strict=True))
     return 1.0 / (1.0 + math.exp(-z))

@@ -17,7 +17,7 @@ from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.config import load_settings
 from rag.index.load import load_index
 from rag.retrieval.hybrid import retrieve
-from rag.tuning.answers import ANSWERED, contains_key_facts
+from rag.tuning.answers import ANSWERED, answer_pass, contains_key_facts
 from rag.tuning.questions import load_questions
 from rag.types import Chunk, Hit
 from tests.builders import SAMPLE_QUESTIONS, shared_path
@@ -201,14 +201,12 @@ def test_on_a_book_we_did_not_write_answers_hold_its_key_facts_and_none_is_false
                              index_dir=tmp_path_factory.mktemp("physical-ai-index"),
                              audit_db=tmp_path_factory.mktemp("audit") / "audit.duckdb")
     index, _ = load_index(settings)
-    pipeline = Pipeline(index, settings)
-    questions = load_questions(SAMPLE_QUESTIONS.with_name("physical-ai.yaml"))
-    answered = {q.question: pipeline.answer(q.question) for q in questions}
-    graded = [q for q in questions if q.in_scope and q.key_facts]
-    correct = [q.question for q in graded if answered[q.question].status in ANSWERED
-               and contains_key_facts(answered[q.question].answer, q.key_facts)]
-    false = [q.question for q in questions
-             if not q.in_scope and answered[q.question].status in ANSWERED]
+    outcomes = answer_pass(Pipeline(index, settings),
+                           load_questions(SAMPLE_QUESTIONS.with_name("physical-ai.yaml")),
+                           settings, settings.w_dense, settings.threshold)
+    graded = [o for o in outcomes if o.in_scope and o.key_facts]
+    correct = [o.question for o in graded if o.correct]
+    false = [o.question for o in outcomes if not o.in_scope and o.answered]
     assert len(graded) == 64
     assert len(correct) >= MIN_CORRECT_PHYSICAL_AI, f"{len(correct)}/64 answers hold the facts"
     assert false == []
