@@ -35,7 +35,7 @@ from rag.config import load_settings  # noqa: E402
 from rag.index.lexical import tokenize  # noqa: E402
 from rag.index.load import load_index  # noqa: E402
 from rag.retrieval.search import search_book  # noqa: E402
-from rag.tuning.answers import key_facts_found  # noqa: E402
+from rag.tuning.key_facts import key_facts_found  # noqa: E402
 from rag.tuning.questions import load_questions  # noqa: E402
 
 DEFAULT_SETS = [

@@ -1,12 +1,8 @@
 """Are the answers right, and does their confidence say when they are not?
 
 An answer is *correct* when the pipeline answered (status success or partial) an in-scope question
-and its text contains every key fact of the question. Key facts are matched on normalised text:
-case-folded, markdown marks and citation markers dropped, hyphens and dashes read as spaces,
-whitespace collapsed, a number and its unit with or without a space ("64 GB" is "64GB"), and
-whole words only ("ODE" is not in "node", "5 cm" is not in "15 cm" nor in "0.5 cm"). An emphasis
-mark is dropped only where it is markup (`*x*`, `__x__`), so a fact like "A*" keeps its star and
-must appear as "A*", not as any word "a".
+and its text contains every key fact of the question (rag.tuning.key_facts). A wrong answer says
+where the book holds each fact it lacks (rag.tuning.fact_places).
 
 Questions are *judged* when their right outcome is known: out of scope (any answer is wrong) or in
 scope with key facts. In-scope questions without key facts count for retrieval only.
@@ -16,10 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import time
-import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,65 +21,19 @@ import numpy as np
 
 from rag.config import Settings
 from rag.errors import InputError
+from rag.tuning.fact_places import FactPlace, locate_missing, place_counts
+from rag.tuning.key_facts import key_facts_found
 from rag.tuning.questions import Question
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Pipeline
+    from rag.index.build import BookIndex
     from rag.types import Response
 
 ANSWERED = ("success", "partial")
 LEVELS = ("high", "medium", "low")
 N_BINS = 10
-DASH_RE = re.compile("[-\u2010\u2011\u2012\u2013\u2014\u2015]")
-LINKED_CITATION_RE = re.compile(r"\[\[\s*S?\d+\s*\]\]\([^)\s]*\)", re.IGNORECASE)  # [[1]](url)
-CITATION_RE = re.compile(r"\[\s*S?\d+(?:\s*[,;]\s*S?\d+)*\s*\]", re.IGNORECASE)  # [S1], [1, 2]
-LINK_RE = re.compile(r"!?\[([^\[\]]*)\]\([^)\s]*\)")  # [text](url) -> text
-HEADING_RE = re.compile(r"^[ \t]*#{1,6}(?=\s)|[ \t]+#+[ \t]*$", re.MULTILINE)
-BULLET_RE = re.compile(r"^[ \t]*[*+](?=\s)", re.MULTILINE)  # "- item" is a dash, read as space
-STAR_RE = re.compile(r"(\*{1,3})(?!\s)(.+?)(?<!\s)\1")
-# CommonMark: `_` opens and closes emphasis only at word edges, so snake_case stays whole
-UNDERSCORE_RE = re.compile(r"(?<![^\W_])(_{1,3})(?!\s)(.+?)(?<!\s)\1(?![^\W_])")
-NUMBER_UNIT_RE = re.compile(r"(?<=\d) ?(?=[^\W\d_])")  # between "64" and "GB", spaced or not
-QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 Progress = Callable[[str, float], None]
-
-
-def normalise_text(text: str) -> str:
-    """The text key facts are looked for in (see the module docstring)."""
-    text = unicodedata.normalize("NFKC", text).translate(QUOTES).replace("`", "")
-    text = BULLET_RE.sub(" ", HEADING_RE.sub(" ", text))
-    for pattern in (STAR_RE, UNDERSCORE_RE, STAR_RE):  # nested: ***x***, **_x_**
-        text = pattern.sub(r"\2", text)
-    text = LINKED_CITATION_RE.sub(" ", text)
-    text = CITATION_RE.sub(" ", LINK_RE.sub(r"\1", text))
-    return " ".join(DASH_RE.sub(" ", text.casefold()).split())
-
-
-def _fact_pattern(fact: str) -> re.Pattern[str]:
-    """Whole words at the fact's word edges; a number does not continue "0.5" or "1,500"; a
-    number and the unit after it match with or without a space ("64 GB" is "64GB")."""
-    start = r"(?<![^\W_])" if fact[0].isalnum() else ""
-    start += r"(?<!\d[.,])" if fact[0].isdigit() else ""
-    end = r"(?![^\W_])" if fact[-1].isalnum() else ""
-    end += r"(?![.,]\d)" if fact[-1].isdigit() else ""
-    body = " ?".join(re.escape(part) for part in NUMBER_UNIT_RE.split(fact))
-    return re.compile(start + body + end)
-
-
-def key_facts_found(answer: str, facts: Iterable[str]) -> tuple[bool, ...]:
-    """Per fact: does the answer contain it? A fact with no text left after normalising (only
-    marks or dashes) cannot be checked and counts as missing."""
-    text = normalise_text(answer)
-    found = []
-    for fact in facts:
-        key = normalise_text(fact)
-        found.append(bool(key) and _fact_pattern(key).search(text) is not None)
-    return tuple(found)
-
-
-def contains_key_facts(answer: str, facts: Iterable[str]) -> bool:
-    """True when the answer contains every key fact (and so for no facts at all)."""
-    return all(key_facts_found(answer, facts))
 
 
 @dataclass(frozen=True)
@@ -103,6 +51,7 @@ class AnswerOutcome:
     answer: str = ""
     latency_ms: float = 0.0
     held_by_gate: bool = False  # refused by the confidence gate alone: a lower gate answers it
+    fact_places: tuple[FactPlace, ...] = ()  # where the book holds each missing fact
 
     @property
     def answered(self) -> bool:
@@ -130,22 +79,28 @@ class AnswerOutcome:
                "answered": self.answered, "correct": self.correct if self.judged else None,
                "missing_facts": list(self.missing_facts), "confidence": self.confidence,
                "level": self.level, "held_by_gate": self.held_by_gate,
-               "reason_codes": list(self.reason_codes), "latency_ms": self.latency_ms}
+               "reason_codes": list(self.reason_codes), "latency_ms": self.latency_ms,
+               "missing_fact_places": [p.to_dict() for p in self.fact_places]}
         return out | ({"answer": self.answer} if with_answer else {})
 
 
-def outcome_of(question: Question, response: Response, latency_ms: float) -> AnswerOutcome:
-    """A Response judged against the question's labels."""
+def outcome_of(question: Question, response: Response, latency_ms: float,
+               index: BookIndex | None = None) -> AnswerOutcome:
+    """A Response judged against the question's labels; with the book's `index`, where the book
+    holds each key fact the answer lacks."""
     overrides = [v for v in response.verdicts if v.action == "override"]
     held = (response.status == "refused" and response.draft is not None and bool(overrides)
             and all(v.guardrail == "confidence" for v in overrides))
     text = response.answer if response.status in ANSWERED else (
         response.draft.text if held and response.draft is not None else "")
+    found = key_facts_found(text, question.key_facts)
+    missing = [f for f, ok in zip(question.key_facts, found, strict=True) if not ok]
+    places = locate_missing(missing, response, index) if index is not None and \
+        question.in_scope else ()
     return AnswerOutcome(question.question, question.in_scope, question.key_facts,
                          response.status, float(response.confidence.score),
-                         str(response.confidence.level), key_facts_found(text, question.key_facts),
-                         tuple(response.reason_codes), response.answer, round(latency_ms, 2),
-                         held)
+                         str(response.confidence.level), found, tuple(response.reason_codes),
+                         response.answer, round(latency_ms, 2), held, places)
 
 
 def answer_pass(pipeline: Pipeline, questions: Sequence[Question], settings: Settings,
@@ -158,7 +113,8 @@ def answer_pass(pipeline: Pipeline, questions: Sequence[Question], settings: Set
     for n, q in enumerate(questions):
         started = time.perf_counter()
         response = pipeline.answer(q.question, settings=variant)
-        out.append(outcome_of(q, response, (time.perf_counter() - started) * 1000))
+        out.append(outcome_of(q, response, (time.perf_counter() - started) * 1000,
+                              pipeline.index))
         if progress is not None:
             progress(f"Answered {n + 1}/{len(questions)} at dense {w_dense:.2f} · threshold "
                      f"{threshold:.2f}", (n + 1) / len(questions))
@@ -268,6 +224,9 @@ def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "n_out_of_scope": len(outside), "correct": sum(o.correct for o in graded),
         "accuracy": _round(answer_accuracy(outcomes)),
         "answered_out_of_scope": sum(o.answered for o in outside),
+        # of the in-scope answers that are not correct: where the book holds what they lack
+        "missing_fact_places": place_counts(p for o in graded if not o.correct
+                                            for p in o.fact_places),
         "false_answer_rate": _round(false_answer_rate(outcomes)),
         "per_level": [{k: _round(v) if k == "accuracy" else v for k, v in row.items()}
                       for row in level_table(outcomes)],

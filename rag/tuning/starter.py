@@ -29,7 +29,7 @@ from rag.answer.guardrails import check_capability
 from rag.book.parse import Book, parse_book
 from rag.book.sentences import split_section
 from rag.errors import InputError, ProviderError
-from rag.tuning.answers import key_facts_found
+from rag.tuning.key_facts import key_facts_found
 from rag.tuning.questions import MAX_QUESTION_CHARS, Question
 from rag.tuning.starter_rules import Phrased, phrase_offline
 

@@ -17,7 +17,8 @@ from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.config import load_settings
 from rag.index.load import load_index
 from rag.retrieval.hybrid import retrieve
-from rag.tuning.answers import ANSWERED, answer_pass, contains_key_facts
+from rag.tuning.answers import ANSWERED, answer_pass
+from rag.tuning.key_facts import contains_key_facts
 from rag.tuning.questions import load_questions
 from rag.types import Chunk, Hit
 from tests.builders import SAMPLE_QUESTIONS, shared_path

@@ -40,7 +40,8 @@ SMALL_SET = """questions:
 ANSWER_SET = """questions:
   - {question: "If a camera image is stamped 50 ms late at 1 m/s, how far off do objects appear?",
      expected_sections: [sensing-intro#timing-sync], key_facts: ["5 cm"]}
-  - {question: "What does an incremental encoder output?", expected_sections: [sensing-intro]}
+  - {question: "What does an incremental encoder output?", expected_sections: [sensing-intro],
+     key_facts: ["marmalade quantum zebra"]}
   - {question: "Who won the football World Cup in 1998?", in_scope: false}
 """
 LOGGED = ("Why do most humanoids use absolute encoders rather than incremental ones?",
@@ -356,8 +357,11 @@ def test_answers_and_the_gate_they_imply(sample_settings, sample_index, monkeypa
     assert figures.loc["Answer accuracy (key facts)", "current"] == pytest.approx(now["accuracy"])
     levels = frame_with(at, "level", "count")[["level", "count", "answered", "correct"]]
     assert levels.to_dict("records") == [{k: r[k] for k in levels} for r in now["per_level"]]
-    table = frame_with(at, "question", "answer_correct", "missing_facts")
+    table = frame_with(at, "question", "answer_correct", "missing_facts", "fact_places")
     assert list(table["answer_correct"]) == [q["correct"] for q in rec["questions"]]
+    assert table["fact_places"][1] == "marmalade quantum zebra: in no single unit of the book"
+    assert any(c.value.startswith("Current point. Where the book holds the key facts") and
+               "1 in no single unit of the book" in c.value for c in at.caption)
     assert "current" in {t["name"] for t in figure(at, "tuning_risk_coverage")["data"]}
     at.slider(key="tuning_gate_target").set_value(0.0).run()
     gate = gate_choice(ev.answers["current"], 0.0)["gate"]

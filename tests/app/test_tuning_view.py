@@ -17,6 +17,7 @@ from pages.components.tuning.view import (
     current_figures,
     curves_frame,
     distribution_frame,
+    fact_place_summary,
     figures_frame,
     gate_provenance,
     history_frame,
@@ -33,6 +34,7 @@ from pages.components.tuning.view import (
 )
 from rag.audit.store import AuditStore
 from rag.tuning.answers import AnswerOutcome
+from rag.tuning.fact_places import CITED, FactPlace
 from rag.tuning.recommend import recommend
 from rag.tuning.replay import replay
 from rag.tuning.sweep import build_arrays, run_sweep
@@ -158,7 +160,8 @@ def hand_answers(result) -> list[AnswerOutcome]:
     bread question answered (a false answer), the code question refused."""
     q = [x.question for x in result.arrays.questions]
     return [AnswerOutcome(q[0], True, ("a",), "success", 0.9, "high", (True,), answer="A [S1]."),
-            AnswerOutcome(q[1], True, ("b", "c"), "partial", 0.6, "low", (True, False)),
+            AnswerOutcome(q[1], True, ("b", "c"), "partial", 0.6, "low", (True, False),
+                          fact_places=(FactPlace("c", CITED, "Blending"),)),
             AnswerOutcome(q[2], False, (), "success", 0.75, "medium"),
             AnswerOutcome(q[3], False, (), "refused", 0.3, "low")]
 
@@ -168,12 +171,22 @@ def test_answer_columns_sit_beside_the_retrieval_outcome(result):
     assert list(table["correct"]) == [True, False, True, True]  # retrieval, unchanged
     assert list(table["answer_correct"]) == [True, False, False, False]
     assert list(table["missing_facts"]) == ["", "c", "", ""]
+    assert list(table["fact_places"]) == ["", "c: in a cited section, not quoted (Blending)",
+                                          "", ""]
     assert list(table["confidence"]) == [0.9, 0.6, 0.75, 0.3]
     assert table["answer"][0] == "A [S1]."
     unchecked = answer_columns(outcome_frame(result, 1.0, 0.55), None)
-    assert unchecked["answer_correct"].isna().all()
+    assert unchecked["answer_correct"].isna().all() and set(unchecked["fact_places"]) == {""}
     with pytest.raises(ValueError):
         answer_columns(outcome_frame(result, 1.0, 0.55), hand_answers(result)[::-1])
+
+
+def test_the_places_of_missing_facts_are_summed_over_wrong_answers(result):
+    assert fact_place_summary(hand_answers(result)) == (
+        "Where the book holds the key facts wrong or refused answers lack: 1 in a cited "
+        "section, not quoted; 0 elsewhere in the evidence, not chosen; 0 in a section retrieval "
+        "did not bring; 0 in no single unit of the book.")
+    assert fact_place_summary(hand_answers(result)[:1]) == ""  # nothing is missing
 
 
 def test_answer_figures_levels_and_risk_coverage_frames(result):

@@ -14,16 +14,14 @@ from rag.tuning.answers import (
     answer_accuracy,
     answer_pass,
     confidence_auroc,
-    contains_key_facts,
     expected_calibration_error,
     false_answer_rate,
     gate_for_accuracy,
-    key_facts_found,
     level_table,
-    normalise_text,
     risk_coverage,
     summarise_answers,
 )
+from rag.tuning.key_facts import contains_key_facts, key_facts_found, normalise_text
 from rag.tuning.questions import Question
 
 # -- key facts ------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from rag.__main__ import main
 from rag.answer.guardrails import check_capability
 from rag.book.parse import parse_book
 from rag.providers.anthropic_llm import AnthropicLLM
-from rag.tuning.answers import key_facts_found
+from rag.tuning.key_facts import key_facts_found
 from rag.tuning.question_sets import read_header, save_question_set
 from rag.tuning.questions import load_questions
 from rag.tuning.recommend import recommend

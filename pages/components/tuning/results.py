@@ -14,6 +14,7 @@ from pages.components.tuning.charts import risk_coverage_figure
 from pages.components.tuning.view import (
     answer_columns,
     answer_figures,
+    fact_place_summary,
     figures_frame,
     level_frame,
     margin_frame,
@@ -32,8 +33,8 @@ FIGURE_CONFIG = {"metric": st.column_config.TextColumn("Metric", width="medium")
                  "current": NUMBER, "recommended": NUMBER, "chosen": NUMBER,
                  "change": st.column_config.NumberColumn("Δ rec. − current", format="%+.3f")}
 QUESTION_COLUMNS = ["question", "outcome", "correct", "answer_correct", "missing_facts",
-                    "confidence", "top_section", "best_blended", "expected", "category", "scope",
-                    "answer"]
+                    "fact_places", "confidence", "top_section", "best_blended", "expected",
+                    "category", "scope", "answer"]
 QUESTION_CONFIG = {
     "question": st.column_config.TextColumn("Question", width="large"),
     "scope": st.column_config.TextColumn("Scope", width="small"),
@@ -50,6 +51,11 @@ QUESTION_CONFIG = {
         "Answer correct", width="small", help="The answer holds every key fact (empty: no key "
                                               "facts, or the answers were not checked)"),
     "missing_facts": st.column_config.TextColumn("Key facts missing"),
+    "fact_places": st.column_config.TextColumn(
+        "Where the book has them", help="Per missing key fact: in a section the answer cites "
+        "(the answerer quoted other units), elsewhere in its evidence, in a section retrieval "
+        "did not bring, or in no single unit of the book (split across two, or worded "
+        "otherwise)"),
     "confidence": st.column_config.NumberColumn("Confidence", format="%.3f", width="small"),
     "answer": st.column_config.TextColumn("Answer", width="large"),
 }
@@ -166,6 +172,9 @@ def answer_summary(ev: Evaluation) -> None:
                "without key facts count for retrieval only. ECE: the gap between confidence and "
                "accuracy over 10 confidence bins (0 = calibrated). AUROC: how well confidence "
                "separates right answers from wrong ones (0.5 = not at all).")
+    places = fact_place_summary(first)
+    if places:
+        st.caption(f"Current point. {places}")
     for column, name in zip(st.columns(2, gap="large"), ("current", "recommended"), strict=True):
         w, t = ev.points[name]
         with column:

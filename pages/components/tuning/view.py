@@ -16,6 +16,7 @@ import pandas as pd
 
 from rag.audit.filters import AuditFilters
 from rag.tuning.answers import AnswerOutcome, level_table, risk_coverage, summarise_answers
+from rag.tuning.fact_places import PLACE_LABELS
 from rag.tuning.recommend import OBJECTIVES, Recommendation, objective_grid
 from rag.tuning.sweep import PoolArrays, SweepResult, run_sweep
 
@@ -120,6 +121,16 @@ def answer_figures(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | None]
             "auroc": summary["auroc"]}
 
 
+def fact_place_summary(outcomes: Sequence[AnswerOutcome]) -> str:
+    """Where the book holds the key facts that the in-scope answers which are not correct lack
+    ("" when none lacks one): the answerer's misses, retrieval's, and facts no unit holds."""
+    counts = summarise_answers(outcomes)["missing_fact_places"]
+    if not sum(counts.values()):
+        return ""
+    return ("Where the book holds the key facts wrong or refused answers lack: " +
+            "; ".join(f"{n} {PLACE_LABELS[place]}" for place, n in counts.items()) + ".")
+
+
 def level_frame(outcomes: Sequence[AnswerOutcome]) -> pd.DataFrame:
     return pd.DataFrame(level_table(outcomes),
                         columns=["level", "count", "answered", "correct", "accuracy"])
@@ -136,12 +147,13 @@ def risk_coverage_frame(outcomes: dict[str, Sequence[AnswerOutcome]]) -> pd.Data
 def answer_columns(table: pd.DataFrame, outcomes: Sequence[AnswerOutcome] | None
                    ) -> pd.DataFrame:
     """The per-question table with each answer's outcome beside the retrieval one: correct
-    (None when the question has no key facts or no answer was checked), the key facts missing,
-    the status and the confidence."""
+    (None when the question has no key facts or no answer was checked), the key facts missing
+    and where the book holds them, the status and the confidence."""
     table = table.copy()
     if outcomes is None:
         table["answer_correct"] = None
-        table["missing_facts"] = table["answer_status"] = table["answer"] = ""
+        table["missing_facts"] = table["fact_places"] = ""
+        table["answer_status"] = table["answer"] = ""
         table["confidence"] = None
         return table
     if [o.question for o in outcomes] != list(table["question"]):
@@ -149,6 +161,7 @@ def answer_columns(table: pd.DataFrame, outcomes: Sequence[AnswerOutcome] | None
     table["answer_correct"] = [o.correct if o.judged else None for o in outcomes]
     table["missing_facts"] = ["; ".join(o.missing_facts) if o.answered or o.held_by_gate else
                               ("" if not o.key_facts else "(not answered)") for o in outcomes]
+    table["fact_places"] = ["; ".join(p.describe() for p in o.fact_places) for o in outcomes]
     table["answer_status"] = [o.status for o in outcomes]
     table["confidence"] = [o.confidence for o in outcomes]
     table["answer"] = [o.answer for o in outcomes]

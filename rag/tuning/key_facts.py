@@ -1,0 +1,64 @@
+"""Does an answer contain a question's key facts?
+
+Key facts are matched on normalised text: case-folded, markdown marks and citation markers
+dropped, hyphens and dashes read as spaces, whitespace collapsed, a number and its unit with or
+without a space ("64 GB" is "64GB"), and whole words only ("ODE" is not in "node", "5 cm" is not
+in "15 cm" nor in "0.5 cm"). An emphasis mark is dropped only where it is markup (`*x*`, `__x__`),
+so a fact like "A*" keeps its star and must appear as "A*", not as any word "a".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+DASH_RE = re.compile("[-\u2010\u2011\u2012\u2013\u2014\u2015]")
+LINKED_CITATION_RE = re.compile(r"\[\[\s*S?\d+\s*\]\]\([^)\s]*\)", re.IGNORECASE)  # [[1]](url)
+CITATION_RE = re.compile(r"\[\s*S?\d+(?:\s*[,;]\s*S?\d+)*\s*\]", re.IGNORECASE)  # [S1], [1, 2]
+LINK_RE = re.compile(r"!?\[([^\[\]]*)\]\([^)\s]*\)")  # [text](url) -> text
+HEADING_RE = re.compile(r"^[ \t]*#{1,6}(?=\s)|[ \t]+#+[ \t]*$", re.MULTILINE)
+BULLET_RE = re.compile(r"^[ \t]*[*+](?=\s)", re.MULTILINE)  # "- item" is a dash, read as space
+STAR_RE = re.compile(r"(\*{1,3})(?!\s)(.+?)(?<!\s)\1")
+# CommonMark: `_` opens and closes emphasis only at word edges, so snake_case stays whole
+UNDERSCORE_RE = re.compile(r"(?<![^\W_])(_{1,3})(?!\s)(.+?)(?<!\s)\1(?![^\W_])")
+NUMBER_UNIT_RE = re.compile(r"(?<=\d) ?(?=[^\W\d_])")  # between "64" and "GB", spaced or not
+QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def normalise_text(text: str) -> str:
+    """The text key facts are looked for in (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text).translate(QUOTES).replace("`", "")
+    text = BULLET_RE.sub(" ", HEADING_RE.sub(" ", text))
+    for pattern in (STAR_RE, UNDERSCORE_RE, STAR_RE):  # nested: ***x***, **_x_**
+        text = pattern.sub(r"\2", text)
+    text = LINKED_CITATION_RE.sub(" ", text)
+    text = CITATION_RE.sub(" ", LINK_RE.sub(r"\1", text))
+    return " ".join(DASH_RE.sub(" ", text.casefold()).split())
+
+
+def fact_pattern(fact: str) -> re.Pattern[str]:
+    """Whole words at the fact's word edges; a number does not continue "0.5" or "1,500"; a
+    number and the unit after it match with or without a space ("64 GB" is "64GB")."""
+    start = r"(?<![^\W_])" if fact[0].isalnum() else ""
+    start += r"(?<!\d[.,])" if fact[0].isdigit() else ""
+    end = r"(?![^\W_])" if fact[-1].isalnum() else ""
+    end += r"(?![.,]\d)" if fact[-1].isdigit() else ""
+    body = " ?".join(re.escape(part) for part in NUMBER_UNIT_RE.split(fact))
+    return re.compile(start + body + end)
+
+
+def key_facts_found(answer: str, facts: Iterable[str]) -> tuple[bool, ...]:
+    """Per fact: does the answer contain it? A fact with no text left after normalising (only
+    marks or dashes) cannot be checked and counts as missing."""
+    text = normalise_text(answer)
+    found = []
+    for fact in facts:
+        key = normalise_text(fact)
+        found.append(bool(key) and fact_pattern(key).search(text) is not None)
+    return tuple(found)
+
+
+def contains_key_facts(answer: str, facts: Iterable[str]) -> bool:
+    """True when the answer contains every key fact (and so for no facts at all)."""
+    return all(key_facts_found(answer, facts))
