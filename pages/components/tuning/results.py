@@ -52,10 +52,10 @@ QUESTION_CONFIG = {
                                               "facts, or the answers were not checked)"),
     "missing_facts": st.column_config.TextColumn("Key facts missing"),
     "fact_places": st.column_config.TextColumn(
-        "Where the book has them", help="Per missing key fact: in a section the answer cites "
-        "(the answerer quoted other units), elsewhere in its evidence, in a section retrieval "
-        "did not bring, or in no single unit of the book (split across two, or worded "
-        "otherwise)"),
+        "Where the book has them", width="medium",
+        help="Per missing key fact: in a section the answer cites (the answerer quoted other "
+             "units), elsewhere in its evidence, in a section retrieval did not bring, or in no "
+             "single unit of the book (split across two, or worded otherwise)"),
     "confidence": st.column_config.NumberColumn("Confidence", format="%.3f", width="small"),
     "answer": st.column_config.TextColumn("Answer", width="large"),
 }
