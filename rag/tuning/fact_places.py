@@ -53,11 +53,8 @@ class FactPlace:
 
 def _normalised_units(index: BookIndex) -> list[str]:
     """The book's units, normalised as answers are; once per loaded index."""
-    table = index.sentences
-    if table is None:
-        return []
     if "fact_units" not in index.derived:
-        index.derived["fact_units"] = [normalise_text(t) for t in table.texts]
+        index.derived["fact_units"] = [normalise_text(t) for t in index.sentences.texts]
     return index.derived["fact_units"]
 
 
@@ -74,20 +71,19 @@ def _sections_of(hits: Iterable[Hit]) -> list[str]:
 
 def locate_missing(facts: Sequence[str], response: Response, index: BookIndex
                    ) -> tuple[FactPlace, ...]:
-    """Per fact in `facts` (those the answer lacks), where the book holds it."""
-    if not facts:
-        return ()
+    """Per fact in `facts` (those the answer lacks), where the book holds it; nothing when the
+    index keeps no units (built before sentence vectors): the places cannot be told."""
     table = index.sentences
+    if not facts or table is None:
+        return ()
     units = _normalised_units(index)
     draft, retrieval = response.draft, response.retrieval
-    if draft is not None and draft.sources:
-        evidence = list(draft.sources)
-    elif retrieval is not None:
-        evidence = gather_sources(retrieval.hits, retrieval.candidates)
-    else:
-        evidence = []
+    own = list(draft.sources) if draft is not None else []  # an extractive draft's evidence
+    hits = list(retrieval.hits) if retrieval is not None else []
+    evidence = own or (gather_sources(hits, retrieval.candidates) if retrieval is not None else [])
     markers = set(draft.markers) if draft is not None else set()
-    cited = _sections_of(h for i, h in enumerate(evidence) if f"S{i + 1}" in markers)
+    # S1, S2, ... name the draft's sources, or (a Claude answer) the retrieval's hits
+    cited = _sections_of(h for i, h in enumerate(own or hits) if f"S{i + 1}" in markers)
     others = [k for k in _sections_of(evidence) if k not in cited]
     ranked = _sections_of(retrieval.candidates) if retrieval is not None else []
     titles = _titles(index)
@@ -95,7 +91,7 @@ def locate_missing(facts: Sequence[str], response: Response, index: BookIndex
     for fact in facts:
         key = normalise_text(fact)
         pattern = fact_pattern(key) if key else None
-        holding = [] if pattern is None or table is None else list(dict.fromkeys(
+        holding = [] if pattern is None else list(dict.fromkeys(
             table.keys[row] for row, text in enumerate(units) if pattern.search(text)))
         place, section = NO_UNIT, ""
         for name, keys in ((CITED, cited), (EVIDENCE, others)):

@@ -3,6 +3,8 @@ facts are taken from the book's own units around a real answer, so each place is
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rag.answer.pipeline import Pipeline
@@ -94,6 +96,21 @@ def test_without_evidence_a_book_fact_was_not_retrieved(sample_index, answered):
     place = locate_missing([unit], make_error_response(), sample_index)[0]
     assert place.place == NOT_RETRIEVED and place.section
     assert locate_missing([], answered, sample_index) == ()
+
+
+def test_a_claude_answer_cites_the_retrieval_hits(answered, sample_index):
+    """A draft without sources of its own (Claude's) names the retrieval's hits S1, S2, ..."""
+    second = answered.retrieval.hits[1].chunk.section_key
+    claude = dataclasses.replace(answered, draft=dataclasses.replace(
+        answered.draft, sources=(), markers=("S2",), quotes=()))
+    fact = _unquoted_unit(sample_index, second, ())
+    assert locate_missing([fact], claude, sample_index) == (
+        FactPlace(fact, CITED, _title(sample_index, second)),)
+
+
+def test_without_units_kept_with_the_index_no_place_is_told(answered, sample_index):
+    bare = dataclasses.replace(sample_index, sentences=None, derived={})
+    assert locate_missing(["5 cm"], answered, bare) == ()
 
 
 def test_the_answer_pass_records_places_for_what_is_missing(offline, sample_settings,
