@@ -10,7 +10,12 @@ holds a fact), answer accuracy (the units extractive.choose() quotes hold every 
 best one clears the support floor) and the AUROC of the best unit's probability for right vs
 wrong answers. The printed WEIGHTS/BIAS go into unit_scoring.py.
 
-    python bench/fit_extractive.py [--c 0.05]
+    python bench/fit_extractive.py [--c 0.05] [--anatomy]
+
+--anatomy prints, per set and with today's weights, where answers lose key facts instead: the
+ceiling (questions whose evidence has one to three units, within the answer's word limit, that
+together hold every fact), the answers that hold every fact, and of the wrong ones, how many
+lead with a unit that holds no fact and at which rank the first unit holding one stands.
 
 Books and sets default to the sample book and, when ../shared is present, the Physical AI book.
 """
@@ -18,7 +23,9 @@ Books and sets default to the sample book and, when ../shared is present, the Ph
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +36,13 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 import rag  # noqa: E402,F401
 from rag.answer.evidence import gather_sources, source_units  # noqa: E402
-from rag.answer.extractive import SUPPORT_FLOOR, Scored, choose  # noqa: E402
-from rag.answer.unit_scoring import FEATURES, idf_weights, unit_features  # noqa: E402
+from rag.answer.extractive import MAX_WORDS, SUPPORT_FLOOR, Scored, choose  # noqa: E402
+from rag.answer.unit_scoring import (  # noqa: E402
+    FEATURES,
+    idf_weights,
+    unit_features,
+    unit_probabilities,
+)
 from rag.config import load_settings  # noqa: E402
 from rag.index.lexical import tokenize  # noqa: E402
 from rag.index.load import load_index  # noqa: E402
@@ -111,14 +123,54 @@ def figures(questions: list[dict], weights: np.ndarray, bias: float, n_judged: i
             f"({correct}/{n_judged}), AUROC {auroc(confidences, right):.3f}")
 
 
+def ceiling(q: dict) -> bool:
+    """Some one to three units of the evidence, within MAX_WORDS, hold every key fact."""
+    holds = [frozenset(i for i, ok in enumerate(key_facts_found(u.text, q["facts"])) if ok)
+             for u in q["units"]]
+    useful = [n for n, h in enumerate(holds) if h]
+    everything = frozenset(range(len(q["facts"])))
+    return any(frozenset().union(*(holds[n] for n in combo)) == everything
+               and sum(len(q["units"][n].text.split()) for n in combo) <= MAX_WORDS
+               for size in (1, 2, 3) for combo in itertools.combinations(useful, size))
+
+
+def anatomy(questions: list[dict], n_judged: int) -> str:
+    """Where the answers of one set lose key facts, with today's unit weights."""
+    right, lead_without, ranks = 0, 0, Counter()
+    for q in questions:
+        p = unit_probabilities(q["x"])
+        scored = [Scored(u, round(float(v), 6), frozenset(s))
+                  for u, v, s in zip(q["units"], p, q["stems"], strict=True)]
+        chosen = choose(scored, 3, q["question"])
+        if chosen[0].probability >= SUPPORT_FLOOR and all(
+                key_facts_found(" ".join(s.unit.text for s in chosen), q["facts"])):
+            right += 1
+            continue
+        lead_without += not any(key_facts_found(chosen[0].unit.text, q["facts"]))
+        holding = np.flatnonzero(q["y"][np.argsort(-p)])  # ranks of the units holding a fact
+        first = int(holding[0]) + 1 if len(holding) else None
+        ranks["none" if first is None else str(first) if first <= 5 else ">5"] += 1
+    wrong = len(questions) - right
+    return (f"ceiling {sum(ceiling(q) for q in questions)}/{n_judged}, right {right}/{n_judged}; "
+            f"of {wrong} wrong or refused, {lead_without} lead with a unit holding no fact; "
+            f"rank of the first unit holding one: " +
+            ", ".join(f"{k}: {ranks[k]}" for k in ("1", "2", "3", "4", "5", ">5", "none")))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--c", type=float, default=DEFAULT_C,
                         help="inverse regularisation strength (standardised features)")
+    parser.add_argument("--anatomy", action="store_true",
+                        help="where answers lose key facts with today's weights (no fit)")
     args = parser.parse_args()
     sets = [s for s in DEFAULT_SETS if s[0].exists() and s[1].exists()]
     data = [collect(*s) for s in sets]
     judged = [sum(1 for q in load_questions(s[1]) if q.in_scope and q.key_facts) for s in sets]
+    if args.anatomy:
+        for (_, qs, _), d, n in zip(sets, data, judged, strict=True):
+            print(f"{qs.name}: {anatomy(d, n)}")
+        return 0
     for (_, qs, _), d in zip(sets, data, strict=True):
         print(f"{qs.name}: {len(d)} questions, {sum(len(q['y']) for q in d)} units, "
               f"{sum(int(q['y'].sum()) for q in d)} hold a fact")
