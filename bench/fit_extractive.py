@@ -104,18 +104,24 @@ def auroc(scores: list[float], right: list[bool]) -> float:
     return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
 
 
+def answer(q: dict, p: np.ndarray) -> tuple[list[Scored], bool]:
+    """The units extractive.choose() quotes with these unit probabilities, and whether they
+    answer: the best clears the support floor and together they hold every key fact."""
+    scored = [Scored(u, round(float(v), 6), frozenset(s))
+              for u, v, s in zip(q["units"], p, q["stems"], strict=True)]
+    chosen = choose(scored, 3, q["question"])
+    return chosen, chosen[0].probability >= SUPPORT_FLOOR and all(
+        key_facts_found(" ".join(s.unit.text for s in chosen), q["facts"]))
+
+
 def figures(questions: list[dict], weights: np.ndarray, bias: float, n_judged: int) -> str:
     """Top-1, answer accuracy over the set's in-scope questions with key facts (those whose
     retrieval found no unit count as wrong) and the AUROC of the best unit's probability."""
     top, correct, confidences, right = 0, 0, [], []
     for q in questions:
-        p = 1.0 / (1.0 + np.exp(-(q["x"] @ weights + bias)))
+        p = unit_probabilities(q["x"], dict(zip(FEATURES, weights, strict=True)), bias)
         top += int(q["y"][int(np.argmax(p))])
-        scored = [Scored(u, round(float(v), 6), frozenset(s))
-                  for u, v, s in zip(q["units"], p, q["stems"], strict=True)]
-        chosen = choose(scored, 3, q["question"])
-        ok = chosen[0].probability >= SUPPORT_FLOOR and all(
-            key_facts_found(" ".join(s.unit.text for s in chosen), q["facts"]))
+        chosen, ok = answer(q, p)
         correct += ok
         confidences.append(chosen[0].probability)
         right.append(ok)
@@ -139,11 +145,8 @@ def anatomy(questions: list[dict], n_judged: int) -> str:
     right, lead_without, ranks = 0, 0, Counter()
     for q in questions:
         p = unit_probabilities(q["x"])
-        scored = [Scored(u, round(float(v), 6), frozenset(s))
-                  for u, v, s in zip(q["units"], p, q["stems"], strict=True)]
-        chosen = choose(scored, 3, q["question"])
-        if chosen[0].probability >= SUPPORT_FLOOR and all(
-                key_facts_found(" ".join(s.unit.text for s in chosen), q["facts"])):
+        chosen, ok = answer(q, p)
+        if ok:
             right += 1
             continue
         lead_without += not any(key_facts_found(chosen[0].unit.text, q["facts"]))

@@ -17,7 +17,7 @@ from rag.index.load import load_index, store_for
 from rag.providers.registry import get_embedder
 from rag.tuning.beir import NDCG_AT, RECALL_AT, load_beir, open_beir_index, run_benchmark
 from rag.tuning.evaluate import CURRENT, RECOMMENDED, evaluate_set
-from rag.tuning.fact_places import PLACE_LABELS
+from rag.tuning.fact_places import describe_counts
 from rag.tuning.questions import load_questions
 from rag.tuning.recommend import OBJECTIVES
 from rag.tuning.settings_writer import write_settings
@@ -191,8 +191,7 @@ def print_answers(r: dict[str, Any]) -> None:
                   f"answered, {row['correct']:>4} correct ({_figure(row['accuracy'], '.0%')})")
         places = a.get("missing_fact_places") or {}
         if sum(places.values()):
-            print("    where the book holds what wrong answers lack: " + "; ".join(
-                f"{n} {PLACE_LABELS[place]}" for place, n in places.items()))
+            print(f"    where the book holds what wrong answers lack: {describe_counts(places)}")
         if "gate" in a:
             g = a["gate"]
             print(f"    gate for accuracy >= {g['target']}: " + (

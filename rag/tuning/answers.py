@@ -93,14 +93,16 @@ def outcome_of(question: Question, response: Response, latency_ms: float,
             and all(v.guardrail == "confidence" for v in overrides))
     text = response.answer if response.status in ANSWERED else (
         response.draft.text if held and response.draft is not None else "")
-    found = key_facts_found(text, question.key_facts)
-    missing = [f for f, ok in zip(question.key_facts, found, strict=True) if not ok]
-    places = locate_missing(missing, response, index) if index is not None and \
-        question.in_scope else ()
-    return AnswerOutcome(question.question, question.in_scope, question.key_facts,
-                         response.status, float(response.confidence.score),
-                         str(response.confidence.level), found, tuple(response.reason_codes),
-                         response.answer, round(latency_ms, 2), held, places)
+    outcome = AnswerOutcome(question.question, question.in_scope, question.key_facts,
+                            response.status, float(response.confidence.score),
+                            str(response.confidence.level),
+                            key_facts_found(text, question.key_facts),
+                            tuple(response.reason_codes), response.answer, round(latency_ms, 2),
+                            held)
+    if index is None or not question.in_scope or not outcome.missing_facts:
+        return outcome
+    return dataclasses.replace(
+        outcome, fact_places=locate_missing(outcome.missing_facts, response, index))
 
 
 def answer_pass(pipeline: Pipeline, questions: Sequence[Question], settings: Settings,
@@ -213,6 +215,13 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
 
 
+def missing_fact_places(outcomes: Sequence[AnswerOutcome]) -> dict[str, int]:
+    """Where the book holds the key facts that in-scope answers which are not correct lack
+    (rag.tuning.fact_places.place_counts)."""
+    return place_counts(p for o in outcomes if o.in_scope and o.key_facts and not o.correct
+                        for p in o.fact_places)
+
+
 def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
     """Every answer metric of one pass, JSON-ready (rates rounded to 4 places)."""
     graded = [o for o in outcomes if o.in_scope and o.key_facts]
@@ -224,9 +233,7 @@ def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "n_out_of_scope": len(outside), "correct": sum(o.correct for o in graded),
         "accuracy": _round(answer_accuracy(outcomes)),
         "answered_out_of_scope": sum(o.answered for o in outside),
-        # of the in-scope answers that are not correct: where the book holds what they lack
-        "missing_fact_places": place_counts(p for o in graded if not o.correct
-                                            for p in o.fact_places),
+        "missing_fact_places": missing_fact_places(outcomes),
         "false_answer_rate": _round(false_answer_rate(outcomes)),
         "per_level": [{k: _round(v) if k == "accuracy" else v for k, v in row.items()}
                       for row in level_table(outcomes)],

@@ -9,8 +9,7 @@ answer chooses from, in this order:
 - NOT_RETRIEVED: a unit of the book holds it, in a section retrieval did not bring;
 - NO_UNIT: no single unit holds it: the fact spans two units, is worded otherwise in the book,
   or is not in the book (a key fact to check).
-A question answered from a pasted passage has no book sections to search: its facts are
-NO_UNIT only when the book's units do not hold them either.
+Only the book's units are searched: a pasted passage is not one of them.
 """
 
 from __future__ import annotations
@@ -69,6 +68,17 @@ def _sections_of(hits: Iterable[Hit]) -> list[str]:
     return list(dict.fromkeys(h.chunk.section_key for h in hits if h.chunk.source == "book"))
 
 
+def _place(holding: list[str], cited: list[str], others: list[str], ranked: list[str]
+           ) -> tuple[str, str]:
+    """The first place with a section among `holding` (the sections whose units hold the fact);
+    not retrieved, the one retrieval ranked best, else the first in the book."""
+    for place, keys in ((CITED, cited), (EVIDENCE, others), (NOT_RETRIEVED, ranked + holding)):
+        section = next((k for k in keys if k in holding), None)
+        if section is not None:
+            return place, section
+    return NO_UNIT, ""
+
+
 def locate_missing(facts: Sequence[str], response: Response, index: BookIndex
                    ) -> tuple[FactPlace, ...]:
     """Per fact in `facts` (those the answer lacks), where the book holds it; nothing when the
@@ -93,16 +103,7 @@ def locate_missing(facts: Sequence[str], response: Response, index: BookIndex
         pattern = fact_pattern(key) if key else None
         holding = [] if pattern is None else list(dict.fromkeys(
             table.keys[row] for row, text in enumerate(units) if pattern.search(text)))
-        place, section = NO_UNIT, ""
-        for name, keys in ((CITED, cited), (EVIDENCE, others)):
-            found = next((k for k in keys if k in holding), None)
-            if found is not None:
-                place, section = name, found
-                break
-        else:
-            if holding:  # the one retrieval ranked best, else the first in the book
-                place = NOT_RETRIEVED
-                section = next((k for k in ranked if k in holding), holding[0])
+        place, section = _place(holding, cited, others, ranked)
         places.append(FactPlace(fact, place, titles.get(section, section)))
     return tuple(places)
 
@@ -111,3 +112,8 @@ def place_counts(places: Iterable[FactPlace]) -> dict[str, int]:
     """How many missing facts sit in each place, every place named (0 when none)."""
     counted = Counter(p.place for p in places)
     return {name: counted.get(name, 0) for name in PLACES}
+
+
+def describe_counts(counts: dict[str, int]) -> str:
+    """"43 in a cited section, not quoted; 15 elsewhere in the evidence, ..." (place_counts)."""
+    return "; ".join(f"{n} {PLACE_LABELS[place]}" for place, n in counts.items())

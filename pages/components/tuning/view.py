@@ -15,8 +15,14 @@ import numpy as np
 import pandas as pd
 
 from rag.audit.filters import AuditFilters
-from rag.tuning.answers import AnswerOutcome, level_table, risk_coverage, summarise_answers
-from rag.tuning.fact_places import PLACE_LABELS
+from rag.tuning.answers import (
+    AnswerOutcome,
+    level_table,
+    missing_fact_places,
+    risk_coverage,
+    summarise_answers,
+)
+from rag.tuning.fact_places import describe_counts
 from rag.tuning.recommend import OBJECTIVES, Recommendation, objective_grid
 from rag.tuning.sweep import PoolArrays, SweepResult, run_sweep
 
@@ -124,11 +130,11 @@ def answer_figures(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | None]
 def fact_place_summary(outcomes: Sequence[AnswerOutcome]) -> str:
     """Where the book holds the key facts that the in-scope answers which are not correct lack
     ("" when none lacks one): the answerer's misses, retrieval's, and facts no unit holds."""
-    counts = summarise_answers(outcomes)["missing_fact_places"]
+    counts = missing_fact_places(outcomes)
     if not sum(counts.values()):
         return ""
-    return ("Where the book holds the key facts wrong or refused answers lack: " +
-            "; ".join(f"{n} {PLACE_LABELS[place]}" for place, n in counts.items()) + ".")
+    return f"Where the book holds the key facts wrong or refused answers lack: " \
+        f"{describe_counts(counts)}."
 
 
 def level_frame(outcomes: Sequence[AnswerOutcome]) -> pd.DataFrame:
