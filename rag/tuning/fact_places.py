@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rag.answer.evidence import gather_sources
-from rag.tuning.key_facts import fact_pattern, normalise_text
+from rag.tuning.key_facts import fact_patterns, normalise_text
 
 if TYPE_CHECKING:
     from rag.index.build import BookIndex
@@ -99,10 +99,9 @@ def locate_missing(facts: Sequence[str], response: Response, index: BookIndex
     titles = _titles(index)
     places = []
     for fact in facts:
-        key = normalise_text(fact)
-        pattern = fact_pattern(key) if key else None
-        holding = [] if pattern is None else list(dict.fromkeys(
-            table.keys[row] for row, text in enumerate(units) if pattern.search(text)))
+        patterns = fact_patterns(fact)
+        holding = list(dict.fromkeys(table.keys[row] for row, text in enumerate(units)
+                                     if any(p.search(text) for p in patterns)))
         place, section = _place(holding, cited, others, ranked)
         places.append(FactPlace(fact, place, titles.get(section, section)))
     return tuple(places)

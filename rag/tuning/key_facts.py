@@ -5,6 +5,10 @@ dropped, hyphens and dashes read as spaces, whitespace collapsed, a number and i
 without a space ("64 GB" is "64GB"), and whole words only ("ODE" is not in "node", "5 cm" is not
 in "15 cm" nor in "0.5 cm"). An emphasis mark is dropped only where it is markup (`*x*`, `__x__`),
 so a fact like "A*" keeps its star and must appear as "A*", not as any word "a".
+
+A fact the book states in more than one wording (an acronym and its expansion, the same point
+made in two places) lists them separated by " | ": "DDS | Data Distribution Service" is met by
+either. The wordings are one fact: the answer needs one of them, not all.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ STAR_RE = re.compile(r"(\*{1,3})(?!\s)(.+?)(?<!\s)\1")
 # CommonMark: `_` opens and closes emphasis only at word edges, so snake_case stays whole
 UNDERSCORE_RE = re.compile(r"(?<![^\W_])(_{1,3})(?!\s)(.+?)(?<!\s)\1(?![^\W_])")
 NUMBER_UNIT_RE = re.compile(r"(?<=\d) ?(?=[^\W\d_])")  # between "64" and "GB", spaced or not
+WORDING_SEPARATOR = "|"  # written " | " between the wordings of one fact
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -48,15 +53,23 @@ def fact_pattern(fact: str) -> re.Pattern[str]:
     return re.compile(start + body + end)
 
 
+def wordings(fact: str) -> tuple[str, ...]:
+    """The wordings of one fact ("DDS | Data Distribution Service"), each as written."""
+    return tuple(a.strip() for a in fact.split(WORDING_SEPARATOR) if a.strip())
+
+
+def fact_patterns(fact: str) -> list[re.Pattern[str]]:
+    """One pattern per wording of the fact that has text left after normalising (a wording of
+    only marks or dashes cannot be checked)."""
+    keys = (normalise_text(a) for a in wordings(fact))
+    return [fact_pattern(key) for key in keys if key]
+
+
 def key_facts_found(answer: str, facts: Iterable[str]) -> tuple[bool, ...]:
-    """Per fact: does the answer contain it? A fact with no text left after normalising (only
-    marks or dashes) cannot be checked and counts as missing."""
+    """Per fact: does the answer contain it (one of its wordings)? A fact with no text left
+    after normalising (only marks or dashes) cannot be checked and counts as missing."""
     text = normalise_text(answer)
-    found = []
-    for fact in facts:
-        key = normalise_text(fact)
-        found.append(bool(key) and fact_pattern(key).search(text) is not None)
-    return tuple(found)
+    return tuple(any(p.search(text) for p in fact_patterns(fact)) for fact in facts)
 
 
 def contains_key_facts(answer: str, facts: Iterable[str]) -> bool:

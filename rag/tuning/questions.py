@@ -16,11 +16,12 @@ import yaml
 
 from rag.book.frontmatter import BoundedLoader, BoundedYamlError
 from rag.errors import InputError
+from rag.tuning.key_facts import WORDING_SEPARATOR
 from rag.tuning.metrics import match_mask
 
 FIELDS = ("question", "expected_sections", "in_scope", "category")
 OPTIONAL_FIELDS = ("key_facts", "id", "notes", "from_audit")
-MAX_KEY_FACTS, MAX_KEY_FACT_CHARS = 3, 120
+MAX_KEY_FACTS, MAX_KEY_FACT_CHARS, MAX_WORDINGS = 3, 120, 4
 ENTRY_RE = re.compile(r"^[^\s#,;|]+(#[^\s#,;|]*)?$")
 SPLIT_RE = re.compile(r"[\s,;|]+")
 MAX_EXPECTED = 32  # entries are bits of an int64 mask in the sweep
@@ -179,7 +180,8 @@ def _make_question(raw: dict[str, Any], where: str, line: int) -> Question:
 
 
 def _parse_key_facts(value: Any, where: str) -> tuple[str, ...]:
-    """1-3 short strings (YAML list, or `;`-separated in CSV); absent means "not labelled"."""
+    """1-3 short strings (YAML list, or `;`-separated in CSV); absent means "not labelled".
+    A fact may list up to MAX_WORDINGS wordings separated by " | " (any one counts)."""
     if value is None or value == "":
         return ()
     items = value.split(";") if isinstance(value, str) else value
@@ -188,10 +190,18 @@ def _parse_key_facts(value: Any, where: str) -> tuple[str, ...]:
     facts = tuple(dict.fromkeys(" ".join(i.split()) for i in items if i.strip()))
     if len(facts) > MAX_KEY_FACTS:
         raise InputError(f"{where}: at most {MAX_KEY_FACTS} key facts per question.")
-    long = [f for f in facts if len(f) > MAX_KEY_FACT_CHARS]
-    if long:
-        raise InputError(f"{where}: key fact {long[0][:40]!r}… is longer than "
-                         f"{MAX_KEY_FACT_CHARS} characters; a key fact is a short phrase.")
+    for fact in facts:
+        wordings = [w.strip() for w in fact.split(WORDING_SEPARATOR)]
+        if not all(wordings):
+            raise InputError(f"{where}: key fact {fact[:40]!r} has an empty wording; separate "
+                             "the wordings of one fact with ' | '.")
+        if len(wordings) > MAX_WORDINGS:
+            raise InputError(f"{where}: key fact {fact[:40]!r}… has more than {MAX_WORDINGS} "
+                             "wordings.")
+        long = [w for w in wordings if len(w) > MAX_KEY_FACT_CHARS]
+        if long:
+            raise InputError(f"{where}: key fact {long[0][:40]!r}… is longer than "
+                             f"{MAX_KEY_FACT_CHARS} characters; a key fact is a short phrase.")
     return facts
 
 

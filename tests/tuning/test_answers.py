@@ -74,6 +74,18 @@ def test_a_fact_with_a_star_keeps_it():
     assert contains_key_facts("costs $5–20 each, 40% of it", ["$5-20", "40%"])
 
 
+def test_a_fact_with_several_wordings_needs_one_of_them():
+    fact = "DDS | Data Distribution Service"
+    assert key_facts_found("ROS 2 is built on DDS.", [fact, "DDS"]) == (True, True)
+    assert contains_key_facts("It uses the Data Distribution Service.", [fact])
+    assert not contains_key_facts("It uses a distribution service.", [fact])
+    assert key_facts_found("with limits; without limits", ["with limits|defined limits",
+                                                           "without limits"]) == (True, True)
+    assert key_facts_found("rotation without limits", ["with limits | defined limits"]) == \
+        (False,)  # each wording keeps its word edges
+    assert key_facts_found("anything", ["** | —"]) == (False,)  # no wording can be checked
+
+
 def test_per_fact_results_and_unusable_facts():
     assert key_facts_found("yaw drifts", ["yaw", "bias"]) == (True, False)
     assert not contains_key_facts("yaw drifts", ["yaw", "bias"])

@@ -91,6 +91,15 @@ def test_facts_are_matched_as_answers_are(answered, sample_index):
     assert locate_missing(["ODE"], answered, sample_index)[0].place == NO_UNIT
 
 
+def test_a_fact_with_wordings_is_placed_by_the_one_the_book_holds(answered, sample_index):
+    draft = answered.draft
+    cited = draft.sources[int(draft.markers[0][1:]) - 1].chunk.section_key
+    unit = _unquoted_unit(sample_index, cited, draft.quotes)
+    for fact in (f"marmalade quantum zebra | {unit}", f"{unit} | marmalade quantum zebra"):
+        assert locate_missing([fact], answered, sample_index)[0] == \
+            FactPlace(fact, CITED, _title(sample_index, cited))
+
+
 def test_without_evidence_a_book_fact_was_not_retrieved(sample_index, answered):
     unit = sample_index.sentences.texts[0]
     place = locate_missing([unit], make_error_response(), sample_index)[0]

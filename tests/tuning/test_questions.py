@@ -72,6 +72,12 @@ def test_csv_expected_sections_split_on_separators():
     ('  - question: "How does a complementary filter work?"\n    expected_sections: [x]\n', 4,
      "repeats the question on line 2"),
     ('  - question: "Q?"\n    expected_sections: [a#b\n', 5, "not valid YAML"),
+    ('  - question: "Q?"\n    expected_sections: [a#b]\n    key_facts: ["DDS | "]\n', 4,
+     "has an empty wording"),
+    ('  - question: "Q?"\n    expected_sections: [a#b]\n    key_facts: ["a|b|c|d|e"]\n', 4,
+     "more than 4 wordings"),
+    (f'  - question: "Q?"\n    expected_sections: [a#b]\n    key_facts: ["a | {"x" * 121}"]\n',
+     4, "longer than 120 characters"),
 ])
 def test_yaml_errors_name_the_line(body, line, words):
     text = "questions:\n  - question: \"How does a complementary filter work?\"\n" \

@@ -41,8 +41,9 @@ EDITOR_CONFIG = {
     "category": st.column_config.TextColumn("Category", width="small"),
     "key_facts": st.column_config.TextColumn(
         "Key facts", width="medium",
-        help="What a correct answer must contain, separated by ';' (e.g. 'DDS; 0.6–1.0 s'). "
-             "Empty: the question counts for retrieval only."),
+        help="What a correct answer must contain, separated by ';' (e.g. 'DDS; 0.6–1.0 s'); "
+             "' | ' between the book's wordings of one fact ('DDS | Data Distribution "
+             "Service'). Empty: the question counts for retrieval only."),
 }
 
 
