@@ -38,7 +38,7 @@ def test_sample_question_set_loads():
     assert len(questions) >= 100
     assert sum(q.in_scope for q in questions) >= 80
     assert all(q.expected_sections for q in questions if q.in_scope)
-    assert questions[0].line == 3  # the first item's `question:` line in the file
+    assert questions[0].line == 6  # the first item's `question:` line in the file
 
 
 def test_yaml_and_csv_give_the_same_questions():
