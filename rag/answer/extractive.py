@@ -6,7 +6,10 @@ threshold, scored against the question by meaning (sentence vectors kept with th
 question's rarer words, by the shape of answer the question wants (rag.answer.shape) and by the
 section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). The best unit leads; up to two more that also score well follow, from
-near it in its section or, when nothing there comes close, from another section.
+near it in its section or, when nothing there comes close, from another section. A unit that
+restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...") is not quoted
+while there is any other: in a troubleshooting entry it took the place of the fix (Physical AI
+answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87).
 When no unit supports the question, the draft says the excerpts do not cover it: a nearby
 sentence is not an answer. The draft's generation confidence is the probability that the answer
 is right, from the best unit's probability, its lead over the runner-up, the share of the
@@ -24,8 +27,9 @@ import numpy as np
 from rag.answer.correctness import answer_probability
 from rag.answer.evidence import EvidenceUnit, gather_sources, source_units
 from rag.answer.llm import NOT_COVERED_SENTENCE
-from rag.answer.shape import asks_specific
+from rag.answer.shape import asks_specific, detour
 from rag.answer.unit_scoring import idf_weights, unit_features, unit_probabilities
+from rag.book.sentences import ROW
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.types import Draft, Hit
@@ -55,11 +59,21 @@ class Scored:
     stems: frozenset[str]  # the unit's terms, as the question's are compared with them
 
 
+def quotable_units(scored: list[Scored]) -> list[Scored]:
+    """The units an answer may quote: not one that restates the reader's problem ("Symptom:
+    ...", "Issue: ...") or points elsewhere ("Related: ...", "See ..."), while there is any
+    other. A table row is quotable whatever its first cell ("Duration: Topics Continuous; ...")."""
+    kept = [s for s in scored if s.unit.kind == ROW or not detour(s.unit.text)]
+    return kept or scored
+
+
 def choose(scored: list[Scored], max_units: int, question: str) -> list[Scored]:
     """The best unit, then up to max_units - 1 more that are close to it (in its section, or
     likely enough elsewhere, where nothing near it comes close), preferring those that cover
-    what the others leave out of the question; best first, the rest in book order."""
+    what the others leave out of the question; best first, the rest in book order. Only
+    quotable_units() are chosen."""
     terms = set(tokenize(question))
+    scored = quotable_units(scored)
     best = max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
     chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
