@@ -53,8 +53,8 @@ BINS = 10
 
 
 def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
-    """(best, runner-up, unquoted, asks specific) per answered judged question, and whether it
-    is right."""
+    """(best, runner-up, unquoted, asks specific, coverage, lead first) per answered judged
+    question, and whether it is right."""
     settings = load_settings(book_dir=book)
     index, _ = load_index(settings)
     pipeline = Pipeline(index, settings)
@@ -67,14 +67,17 @@ def collect(book: Path, question_set: Path) -> tuple[np.ndarray, np.ndarray]:
                 draft is None or not draft.calibrated:
             continue
         x.append((draft.supports[0], draft.runner_up or 0.0, draft.unquoted or 0.0,
-                  float(asks_specific(q.question))))
+                  float(asks_specific(q.question)),
+                  1.0 if draft.coverage is None else draft.coverage,
+                  float(draft.markers[:1] == ("S1",))))
         y.append(outcome.right_if_answered)
     return np.array(x, float), np.array(y, bool)
 
 
 def design(x: np.ndarray) -> np.ndarray:
     """The model's inputs per answer, as the app computes them (rag/answer/correctness.py)."""
-    return np.array([confidence_features(*row[:3], bool(row[3])) for row in x], float)
+    return np.array([confidence_features(*row[:3], bool(row[3]), row[4], bool(row[5]))
+                     for row in x], float)
 
 
 def auroc(scores: np.ndarray, right: np.ndarray) -> float:
@@ -156,7 +159,8 @@ def main() -> int:
     sets = [s for s in DEFAULT_SETS if s[0].exists() and s[1].exists()]
     data = [collect(*s) for s in sets]
     names = [s[1].name for s in sets]
-    today = [(np.array([answer_probability(*row[:3], bool(row[3])) for row in xs]), ys)
+    today = [(np.array([answer_probability(*row[:3], bool(row[3]), row[4], bool(row[5]))
+                           for row in xs]), ys)
              for xs, ys in data]
     for name, (sc, ys) in zip(names, today, strict=True):
         print(report(f"today's weights, {name}", sc, ys))

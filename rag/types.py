@@ -177,6 +177,8 @@ class Draft:
     runner_up: float | None = None  # extractive: the best unit not ranked first, its probability
     # extractive: the share of the evidence units' summed probability that the answer leaves out
     unquoted: float | None = None
+    # extractive: the share of the question's terms, weighted by rarity, that the quotes contain
+    coverage: float | None = None
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

@@ -13,8 +13,9 @@ answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53
 When no unit supports the question, the draft says the excerpts do not cover it: a nearby
 sentence is not an answer. The draft's generation confidence is the probability that the answer
 is right, from the best unit's probability, its lead over the runner-up, the share of the
-evidence the answer leaves unquoted and whether the question asks for a number or a definition
-(rag.answer.correctness); it is the answer's whole confidence score.
+evidence the answer leaves unquoted, whether the question asks for a number or a definition,
+how much of the question the quotes cover and whether the leading unit is in retrieval's first
+section (rag.answer.correctness); it is the answer's whole confidence score.
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     best_blended = max(h.blended for h in sources) or 1.0
     priors = [h.blended / best_blended for h in sources]
     stems = [tokenize(u.text) for u in units]  # once, for the features and for coverage
-    features = unit_features(question, units, vectors, query_vector,
-                             idf_weights(table, set(tokenize(question))), priors, stems)
+    idf = idf_weights(table, set(tokenize(question)))
+    features = unit_features(question, units, vectors, query_vector, idf, priors, stems)
     if query_vector is None:  # no meaning to go by: let the words stand in for it
         features[:, 0] = features[:, 1] * 0.6
     probabilities = unit_probabilities(features)
@@ -125,12 +126,23 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
-    confidence = answer_probability(best, runner_up, unquoted, asks_specific(question))
+    covered = coverage(idf, chosen)
+    confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
+                                    chosen[0].unit.source == 0)
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
-                  round(confidence, 4), runner_up, unquoted)
+                  round(confidence, 4), runner_up, unquoted, covered)
+
+
+def coverage(idf: dict[str, float], chosen: list[Scored]) -> float:
+    """The share of the question's terms, each weighted by its rarity in the book (`idf`, keyed
+    by the question's terms), that the quoted units contain: an answer that never mentions a
+    rare word of the question likely leaves a part of it unanswered."""
+    total = sum(idf.values())
+    quoted = frozenset().union(*(s.stems for s in chosen))
+    return round(sum(w for t, w in idf.items() if t in quoted) / total, 6) if total else 1.0
 
 
 def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:
@@ -142,10 +154,12 @@ def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:
 
 def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
-           runner_up: float | None = None, unquoted: float | None = None) -> Draft:
+           runner_up: float | None = None, unquoted: float | None = None,
+           covered: float | None = None) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
-                 runner_up=runner_up, unquoted=unquoted, calibrated=runner_up is not None)
+                 runner_up=runner_up, unquoted=unquoted, coverage=covered,
+                 calibrated=runner_up is not None)

@@ -107,8 +107,10 @@ def test_pipeline_confidence_is_the_offline_answers_probability_of_being_right(
     # the quotes hold part of the evidence's probability, never all of it here
     assert 0.0 < draft.unquoted < 1.0
     stated = draft.generation_confidence
+    assert 0.0 < draft.coverage <= 1.0
     assert stated == round(answer_probability(draft.supports[0], draft.runner_up,
-                                              draft.unquoted, asks_specific(question)), 4)
+                                              draft.unquoted, asks_specific(question),
+                                              draft.coverage, draft.markers[0] == "S1"), 4)
     # retrieval is reported beside it, but the score is the fitted probability alone
     assert (c.retrieval, c.generation, c.score) == (round(best, 4), stated, stated)
     assert c.level == confidence_level(c.score, s.level_high, s.level_medium)

@@ -1,5 +1,6 @@
 """The offline answer's probability of being right, from its best unit, the runner-up, the
-share of the evidence it leaves unquoted and whether the question asks for something specific."""
+share of the evidence it leaves unquoted, whether the question asks for something specific, how
+much of the question the quotes cover and whether the lead is in retrieval's first section."""
 
 from __future__ import annotations
 
@@ -11,12 +12,25 @@ from rag.answer.correctness import BIAS, WEIGHTS, answer_probability
 
 
 def test_hand_computed() -> None:
-    z = BIAS + WEIGHTS["best"] * 0.6 + WEIGHTS["margin"] * (0.6 - 0.2)
+    z = BIAS + WEIGHTS["best"] * 0.6 + WEIGHTS["margin"] * (0.6 - 0.2) + WEIGHTS["coverage"] + \
+        WEIGHTS["lead_first"]  # full coverage and a lead in the first section by default
     assert answer_probability(0.6, 0.2) == pytest.approx(1 / (1 + math.exp(-z)))
     z += WEIGHTS["unquoted"] * 0.75
     assert answer_probability(0.6, 0.2, 0.75) == pytest.approx(1 / (1 + math.exp(-z)))
     z += WEIGHTS["specific_best"] * 0.6
     assert answer_probability(0.6, 0.2, 0.75, True) == pytest.approx(1 / (1 + math.exp(-z)))
+    z -= WEIGHTS["coverage"] * 0.5 + WEIGHTS["lead_first"]
+    assert answer_probability(0.6, 0.2, 0.75, True, 0.5, False) == \
+        pytest.approx(1 / (1 + math.exp(-z)))
+
+
+def test_an_answer_covering_more_of_the_question_and_led_from_the_top_section_scores_higher():
+    """Quotes that never mention a rare word of the question likely leave a part unanswered;
+    a leading unit from the section retrieval ranked first agrees with retrieval."""
+    assert answer_probability(0.5, 0.3, 0.5, False, 0.9) > \
+        answer_probability(0.5, 0.3, 0.5, False, 0.4)
+    assert answer_probability(0.5, 0.3, 0.5, False, 0.7, True) > \
+        answer_probability(0.5, 0.3, 0.5, False, 0.7, False)
 
 
 def test_a_likelier_best_unit_and_a_wider_margin_both_raise_it() -> None:
@@ -35,10 +49,12 @@ def test_evidence_left_unquoted_lowers_it() -> None:
 def test_a_likely_best_unit_counts_for_more_when_the_question_asks_for_a_number() -> None:
     """A number or a definition is in one sentence or not: the best unit's probability says
     more, so a likely best unit lifts the score further, and an unlikely one less."""
-    lift = [answer_probability(b, 0.1, 0.3, True) - answer_probability(b, 0.1, 0.3)
-            for b in (0.2, 0.5, 0.8)]
-    assert 0.0 < lift[0] < lift[1]
-    assert all(d > 0 for d in lift)
+    def odds(p: float) -> float:
+        return math.log(p / (1 - p))
+
+    lift = [odds(answer_probability(b, 0.1, 0.3, True)) - odds(answer_probability(b, 0.1, 0.3))
+            for b in (0.2, 0.5, 0.8)]  # in log-odds: a probability near 1 has little room left
+    assert 0.0 < lift[0] < lift[1] < lift[2]
 
 
 def test_it_is_a_probability_even_at_the_edges() -> None:

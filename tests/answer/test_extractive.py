@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from rag.answer.evidence import EvidenceUnit
-from rag.answer.extractive import Scored, choose, extractive_draft, unquoted_share
+from rag.answer.extractive import Scored, choose, coverage, extractive_draft, unquoted_share
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
@@ -254,3 +254,14 @@ def test_the_unquoted_share_is_the_evidence_probability_the_answer_leaves_out() 
     assert unquoted_share(units, units) == 0.0
     nothing = [Scored(u.unit, 0.0, frozenset()) for u in units]
     assert unquoted_share(nothing, nothing[:1]) == 0.0  # no probability anywhere: nothing left out
+
+
+def test_coverage_weighs_the_question_terms_the_quotes_hold_by_their_rarity() -> None:
+    def quoted(*stems: str) -> Scored:
+        return Scored(EvidenceUnit(0, 0, "unit", "prose", 0, ("S",)), 0.5, frozenset(stems))
+
+    idf = {"zmp": 3.0, "foot": 1.0}
+    assert coverage(idf, [quoted("zmp", "robot")]) == 0.75
+    assert coverage(idf, [quoted("foot"), quoted("zmp")]) == 1.0
+    assert coverage(idf, [quoted("robot")]) == 0.0
+    assert coverage({}, [quoted("robot")]) == 1.0  # a question without terms: nothing left out

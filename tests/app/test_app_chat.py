@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -43,12 +44,16 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     assert quoted["quoted unit"].iloc[0] in markdown_text(app)  # the lead unit, as answered
     turn = app.session_state["_folio_history"].turns[-1]
     explained = [c.value for c in why.caption if c.value.startswith("Confidence ")]
+    lead = re.search(r"\[S(\d+)\]", turn["answer_text"]).group(1)  # the leading unit's source
     assert explained == [
         f"Confidence {turn['confidence_score']:.2f} is the fitted chance that this answer is "
         f"right, from the leading unit's probability ({quoted['probability'].iloc[0]:.3f}), "
         f"its lead over the runner-up, the best unit not ranked first "
-        f"({turn['answer_runner_up']:.3f}), and the share of the evidence's probability the "
-        f"answer leaves unquoted ({turn['answer_unquoted']:.0%})."]
+        f"({turn['answer_runner_up']:.3f}), the share of the evidence's probability the "
+        f"answer leaves unquoted ({turn['answer_unquoted']:.0%}), the share of the question's "
+        f"words, rarer ones counting more, that the quotes contain "
+        f"({turn['answer_coverage']:.0%}), and whether the leading unit is in the section "
+        f"retrieval ranked first ({'yes' if lead == '1' else 'no'})."]
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])

@@ -3,6 +3,8 @@ every hit with whether the answer cited it, its scores and its text, latency and
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from pages.components.common.format import markdown_html
@@ -32,6 +34,8 @@ HITS_CONFIG = {
 }
 TEXT_STYLE = ("border-left:3px solid #dfe3e8;padding:0.3rem 0.8rem;margin:0.3rem 0 0.6rem;"
               "line-height:1.5;font-size:0.92rem;max-height:18rem;overflow-y:auto")
+
+LEAD_MARKER_RE = re.compile(r"\[S(\d+)\]")  # the first marker names the leading unit's source
 
 
 def hit_texts(hits: list[dict], passage: str = "") -> dict[str, str]:
@@ -89,17 +93,8 @@ def why_panel(turn: dict) -> None:
                                             "Probability", format="%.3f", width="small")})
             runner_up = turn.get("answer_runner_up")
             if runner_up is not None:
-                unquoted = turn.get("answer_unquoted")
-                left_out = "" if unquoted is None else (
-                    f", and the share of the evidence's probability the answer leaves unquoted "
-                    f"({float(unquoted):.0%})")
-                specific = " The question asks for a number or a definition, so the leading " \
-                    "unit's probability counts for more." if asks_specific(question) else ""
-                st.caption(f"Confidence {float(turn.get('confidence_score') or 0):.2f} is the "
-                           "fitted chance that this answer is right, from the leading unit's "
-                           f"probability ({float(supports[0]):.3f}), its lead over the "
-                           f"runner-up, the best unit not ranked first ({float(runner_up):.3f})"
-                           f"{left_out}.{specific}")
+                st.caption(confidence_caption(turn, question, float(supports[0]),
+                                              float(runner_up)))
         hits = turn.get("chunks_returned") or []
         citations = turn.get("citations") or []
         if hits:
@@ -125,3 +120,23 @@ def why_panel(turn: dict) -> None:
                      icon=":material/manage_search:", type="tertiary"):
             st.session_state[INSPECT_KEY] = query
             st.switch_page("pages/inspector.py")
+
+
+def confidence_caption(turn: dict, question: str, lead: float, runner_up: float) -> str:
+    """What the offline confidence was computed from (rag.answer.correctness), in words."""
+    inputs = [f"the leading unit's probability ({lead:.3f})",
+              f"its lead over the runner-up, the best unit not ranked first ({runner_up:.3f})"]
+    if (unquoted := turn.get("answer_unquoted")) is not None:
+        inputs.append("the share of the evidence's probability the answer leaves unquoted "
+                      f"({float(unquoted):.0%})")
+    if (covered := turn.get("answer_coverage")) is not None:
+        inputs.append("the share of the question's words, rarer ones counting more, that the "
+                      f"quotes contain ({float(covered):.0%})")
+        if first := LEAD_MARKER_RE.search(turn.get("answer_text") or ""):
+            inputs.append("whether the leading unit is in the section retrieval ranked first "
+                          f"({'yes' if first.group(1) == '1' else 'no'})")
+    listed = ", ".join(inputs[:-1]) + ", and " + inputs[-1]
+    specific = " The question asks for a number or a definition, so the leading unit's " \
+        "probability counts for more." if asks_specific(question) else ""
+    return (f"Confidence {float(turn.get('confidence_score') or 0):.2f} is the fitted chance "
+            f"that this answer is right, from {listed}.{specific}")
