@@ -9,20 +9,18 @@ import pytest
 
 from rag.book.parse import parse_book
 from rag.tuning.key_facts import key_facts_found, wordings
+from rag.tuning.metrics import entry_matches
 from rag.tuning.questions import load_questions
 from tests.builders import SAMPLE_BOOK, SAMPLE_QUESTIONS, shared_path
 
 
 def _unquoted(book: Path, question_set: Path) -> list[str]:
     sections = parse_book(book).sections
-    by_entry: dict[str, list[str]] = {}
-    for s in sections:
-        by_entry.setdefault(s.chapter_id, []).append(s.text)
-        by_entry.setdefault(f"{s.chapter_id}#{s.section_id}", []).append(s.text)
     whole = " ".join(s.text for s in sections)
     problems = []
     for q in load_questions(question_set):
-        expected = " ".join(t for e in q.expected_sections for t in by_entry.get(e, []))
+        expected = " ".join(s.text for s in sections if any(
+            entry_matches(e, s.chapter_id, s.section_id) for e in q.expected_sections))
         for fact in q.key_facts:
             first, *others = wordings(fact)
             if not key_facts_found(expected, [first])[0]:

@@ -3,8 +3,6 @@ every hit with whether the answer cited it, its scores and its text, latency and
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from pages.components.common.format import markdown_html
@@ -34,8 +32,6 @@ HITS_CONFIG = {
 }
 TEXT_STYLE = ("border-left:3px solid #dfe3e8;padding:0.3rem 0.8rem;margin:0.3rem 0 0.6rem;"
               "line-height:1.5;font-size:0.92rem;max-height:18rem;overflow-y:auto")
-
-LEAD_MARKER_RE = re.compile(r"\[S(\d+)\]")  # the first marker names the leading unit's source
 
 
 def hit_texts(hits: list[dict], passage: str = "") -> dict[str, str]:
@@ -132,9 +128,9 @@ def confidence_caption(turn: dict, question: str, lead: float, runner_up: float)
     if (covered := turn.get("answer_coverage")) is not None:
         inputs.append("the share of the question's words, rarer ones counting more, that the "
                       f"quotes contain ({float(covered):.0%})")
-        if first := LEAD_MARKER_RE.search(turn.get("answer_text") or ""):
+        if citations := turn.get("citations"):  # in the order the answer cites, the lead first
             inputs.append("whether the leading unit is in the section retrieval ranked first "
-                          f"({'yes' if first.group(1) == '1' else 'no'})")
+                          f"({'yes' if citations[0]['marker'] == 'S1' else 'no'})")
     listed = ", ".join(inputs[:-1]) + ", and " + inputs[-1]
     specific = " The question asks for a number or a definition, so the leading unit's " \
         "probability counts for more." if asks_specific(question) else ""
