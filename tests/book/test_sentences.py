@@ -201,3 +201,64 @@ def test_a_label_nested_two_deep_is_not_quoted_after_an_overview():
     assert "Sensors: Stereo camera; Lidar puck" in texts
     assert "Kit: Spare battery pack for the rover" in texts
     assert not any("Sensors:;" in t for t in texts)
+
+
+SHELL = """Build the workspace:
+
+```bash
+# Build with symbolic links (faster iteration during development)
+colcon build --symlink-install
+
+# Increase swap space (the board has little RAM)
+sudo fallocate -l 8G /swapfile
+sudo chmod 600 /swapfile
+sudo mkswap /swapfile
+sudo swapon /swapfile
+
+# If not found, try a different USB port
+# source /opt/ros/humble/setup.bash
+```
+
+```python
+# Create the node and spin it until shutdown
+rclpy.spin(node)
+```
+"""
+
+
+def test_a_commented_shell_step_is_one_unit_with_its_commands():
+    units = split_section(SHELL)
+    texts = [u.text for u in units]
+    assert texts == [
+        "Build with symbolic links (faster iteration during development): "
+        "colcon build --symlink-install",
+        "Increase swap space (the board has little RAM): sudo fallocate -l 8G /swapfile && "
+        "sudo chmod 600 /swapfile && sudo mkswap /swapfile && sudo swapon /swapfile",
+        "If not found, try a different USB port"]  # commented-out code and Python comments: no
+    assert {u.kind for u in units} == {COMMAND}
+
+
+def test_a_longer_script_under_one_comment_is_not_quoted():
+    script = "```sh\n# Set everything up at once\n" + "".join(f"step{i} --go\n" for i in range(5)) \
+        + "```\n"
+    assert split_section(script) == []
+
+
+def test_abbreviations_do_not_end_a_sentence_and_a_definition_list_joins_its_term():
+    texts = [u.text for u in split_section(
+        "Costs differ, e.g. Workstations cost more. Cloud vs. On-premise is the choice.\n\n"
+        "**CapEx (Capital Expenditure)**\n"
+        ": Upfront costs for equipment vs. OpEx (running costs).\n")]
+    assert texts == ["Costs differ, e.g. Workstations cost more.",
+                     "Cloud vs. On-premise is the choice.",
+                     "CapEx (Capital Expenditure): Upfront costs for equipment vs. OpEx "
+                     "(running costs)."]
+
+
+def test_a_code_span_keeps_what_it_holds():
+    assert clean_inline("Use the `ros__parameters` key, not __bold__ text") == \
+        "Use the ros__parameters key, not bold text"
+    assert clean_inline("Add from git URL: `https://example.org/x.git?path=/y` or https://a.b/c") \
+        == "Add from git URL: https://example.org/x.git?path=/y or"
+    assert clean_inline("Add `<exec_depend>launch_ros</exec_depend>` to <b>package.xml</b>") == \
+        "Add <exec_depend>launch_ros</exec_depend> to package.xml"
