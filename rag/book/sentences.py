@@ -8,9 +8,8 @@ Headings, quiz questions, lead-ins ending in ':' (unless the section ends on one
 introduces sits under the next heading) and code are not quotable units, but a short command
 right after a lead-in ("**Solution**: ```source setup.bash```") is, as one unit, and so is each
 commented step of a shell block ("# Retry build" over "colcon build --parallel-workers 1"):
-technical books put the fix there. A code span keeps what it holds (`ros__parameters`, a URL
-to paste). On the held-out Physical AI questions (data/eval/physical-ai-heldout.yaml) five key
-facts were in no unit before these; answers holding every key fact 16 -> 18 of 30.
+technical books put the fix there (five key facts of data/eval/physical-ai-heldout.yaml were in
+no unit before). A code span keeps what it holds (`ros__parameters`, a URL to paste).
 """
 
 from __future__ import annotations
@@ -22,7 +21,11 @@ PROSE, ITEM, COMMAND, ROW, HEADING = "prose", "item", "command", "row", "heading
 MIN_WORDS, MAX_WORDS = 4, 80
 MAX_COMMAND_LINES = 2  # a longer block is a program, not an answer
 MAX_STEP_LINES = 4  # commands under one comment of a shell block (commented_steps)
-SHELL_FENCES = ("bash", "sh", "shell", "console", "zsh")  # and a fence with no language
+SHELL_FENCES = ("", "bash", "sh", "shell", "console", "zsh")  # "": a fence with no language
+# Three or four lines of shell or configuration this short after a lead-in are a snippet to
+# paste ("Add dependencies to package.xml: <exec_depend>launch</exec_depend>; ..."); as many
+# lines of Python are a program.
+SNIPPET_FENCES, SNIPPET_CHARS = (*SHELL_FENCES, "xml", "yaml", "yml", "toml", "ini", "text"), 160
 CODE_LIKE_RE = re.compile(r"[=$;{}]|--|\w\(|^\S+\s*$|^(?:sudo|export|source|cd|ros2|colcon)\b")
 SHORT_ITEM = 6  # words: siblings all this short are one unit ("Advantages: Low cost; ...")
 MIN_OVERVIEW = 3  # labelled items ("- **Friction cones**: ...") that also make an overview unit
@@ -147,10 +150,15 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
                        len(lines))
             body = [b.strip() for b in lines[i + 1:end]
                     if b.strip() and not b.strip().startswith("#")]
-            if lead_in and 0 < len(body) <= MAX_COMMAND_LINES:
-                block += 1
-                units.append(Unit(f"{lead_in} {' && '.join(body)}", COMMAND, block))
-            elif FENCE_RE.sub("", line).split()[:1] in ([], *([s] for s in SHELL_FENCES)):
+            language = (FENCE_RE.sub("", line).split() or [""])[0].lower()
+            shell = language in SHELL_FENCES
+            if lead_in and 0 < len(body) <= MAX_STEP_LINES and (
+                    len(body) <= MAX_COMMAND_LINES or language in SNIPPET_FENCES and
+                    sum(map(len, body)) <= SNIPPET_CHARS):
+                block += 1  # "Add dependencies to package.xml: <exec_depend>launch</...>; ..."
+                units.append(Unit(f"{lead_in} {(' && ' if shell else '; ').join(body)}",
+                                  COMMAND, block))
+            elif shell:
                 steps = commented_steps(lines[i + 1:end])
                 block += bool(steps)
                 units.extend(Unit(step, COMMAND, block) for step in steps)

@@ -238,6 +238,14 @@ def test_a_commented_shell_step_is_one_unit_with_its_commands():
     assert {u.kind for u in units} == {COMMAND}
 
 
+def test_a_short_configuration_snippet_after_a_lead_in_is_one_unit():
+    text = ("Add dependencies to `package.xml`:\n```xml\n<exec_depend>ros2launch</exec_depend>\n"
+            "<exec_depend>launch</exec_depend>\n<exec_depend>launch_ros</exec_depend>\n```\n")
+    assert [(u.text, u.kind) for u in split_section(text)] == [(
+        "Add dependencies to package.xml: <exec_depend>ros2launch</exec_depend>; "
+        "<exec_depend>launch</exec_depend>; <exec_depend>launch_ros</exec_depend>", COMMAND)]
+
+
 def test_a_longer_script_under_one_comment_is_not_quoted():
     script = "```sh\n# Set everything up at once\n" + "".join(f"step{i} --go\n" for i in range(5)) \
         + "```\n"
