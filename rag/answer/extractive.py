@@ -10,9 +10,10 @@ near it in its section or, when nothing there comes close, from another section.
 restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...") is not quoted
 while there is any other: in a troubleshooting entry it took the place of the fix (Physical AI
 answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87).
-When no unit supports the question, the draft says the excerpts do not cover it: a nearby
-sentence is not an answer. The draft's generation confidence is the probability that the answer
-is right, from the best unit's probability, its lead over the runner-up, the share of the
+When no unit supports the question, or the best is weak and the quotes hold little of what the
+question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
+nearby sentence is not an answer. The draft's generation confidence is the probability that
+the answer is right, from the best unit's probability, its lead over the runner-up, the share of the
 evidence the answer leaves unquoted, whether the question asks for a number or a definition,
 how much of the question the quotes cover and whether the leading unit is in retrieval's first
 section (rag.answer.correctness); it is the answer's whole confidence score.
@@ -37,6 +38,12 @@ from rag.types import Draft, Hit
 
 EXTRACTIVE = "extractive"
 SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: refuse
+# A best unit under WEAK_SUPPORT whose quotes hold under COVERAGE_FLOOR of the question's terms
+# (weighted by rarity: coverage()) names the question's topic, not its answer: "How much does a
+# Velodyne VLP-16 weigh?" quoted "3D LIDAR: Full 360° scanning (e.g., Velodyne, Ouster)". On the
+# development sets (data/eval/*.yaml but physical-ai-blind.yaml) this refuses 11 of the 20
+# answered out-of-scope questions, 7 wrong answers and 1 right one (of 146).
+COVERAGE_FLOOR, WEAK_SUPPORT = 0.25, 0.25
 # A unit near the best one (same section, within NEAR units) may join it from this share of the
 # best probability, one elsewhere from FAR_RELATIVE; among those, the next unit is the one whose
 # probability times (1 + COVERAGE x the share of the question's terms it adds) is highest, so
@@ -124,9 +131,11 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     best = chosen[0].probability
     if best < SUPPORT_FLOOR:
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
+    covered = coverage(idf, chosen)
+    if covered < COVERAGE_FLOOR and best < WEAK_SUPPORT:  # a weak unit that misses the question
+        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
-    covered = coverage(idf, chosen)
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0)
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
