@@ -33,7 +33,7 @@ first (the answerer and retrieval agree). Cross-book AUROC sample -> Physical AI
 Physical AI -> sample 0.685 -> 0.704 (coverage alone: 0.804 / 0.699; the lead alone 0.799 /
 0.684). Fitted on both and rescaled: AUROC 0.703 / 0.807, calibration error 0.092 / 0.094.
 
-Refit on 2026-11-24 on the development sets of both books (the sample set, and for Physical AI
+Refit on 2026-11-23 on the development sets of both books (the sample set, and for Physical AI
 physical-ai.yaml with four sets written blind from the book: heldout, train1, train2 and 40
 out-of-scope questions on the book's topic; 234 answers, against 149): the former weights scored
 AUROC 0.703 / 0.708 and calibration error 0.092 / 0.062 on them, these 0.717 / 0.718 and 0.045 /
