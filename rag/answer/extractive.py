@@ -128,11 +128,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
-    best = chosen[0].probability
-    if best < SUPPORT_FLOOR:
-        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
-    covered = coverage(idf, chosen)
-    if covered < COVERAGE_FLOOR and best < WEAK_SUPPORT:  # a weak unit that misses the question
+    best, covered = chosen[0].probability, coverage(idf, chosen)
+    if best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR):
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)

@@ -221,14 +221,13 @@ def commented_steps(lines: list[str]) -> list[str]:
         if line.startswith("#") or not line:
             if comment and 0 < len(commands) <= MAX_STEP_LINES:
                 steps.append(f"{comment}: {' && '.join(commands)}")
-            elif comment and not commands and quotable(comment) and not CODE_LIKE_RE.search(
-                    comment):
+            elif comment and not commands and not CODE_LIKE_RE.search(comment):
                 steps.append(comment)
             shebang = line.startswith("#!")
             comment, commands = ("" if shebang else clean_inline(line.lstrip("#")), [])
         else:
             commands.append(line.removeprefix("$ "))
-    return [step for step in steps if len(step.split()) <= MAX_WORDS and quotable(step)]
+    return [step for step in steps if quotable(step)]  # 4-80 words, not a question
 
 
 def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") -> list[str]:

@@ -16,7 +16,7 @@ import yaml
 
 from rag.book.frontmatter import BoundedLoader, BoundedYamlError
 from rag.errors import InputError
-from rag.tuning.key_facts import WORDING_SEPARATOR
+from rag.tuning.key_facts import WORDING_SEPARATOR, wordings
 from rag.tuning.metrics import match_mask
 
 FIELDS = ("question", "expected_sections", "in_scope", "category")
@@ -191,14 +191,14 @@ def _parse_key_facts(value: Any, where: str) -> tuple[str, ...]:
     if len(facts) > MAX_KEY_FACTS:
         raise InputError(f"{where}: at most {MAX_KEY_FACTS} key facts per question.")
     for fact in facts:
-        wordings = [w.strip() for w in fact.split(WORDING_SEPARATOR)]
-        if not all(wordings):
+        said = wordings(fact)
+        if len(said) < fact.count(WORDING_SEPARATOR) + 1:
             raise InputError(f"{where}: key fact {fact[:40]!r} has an empty wording; separate "
                              "the wordings of one fact with ' | '.")
-        if len(wordings) > MAX_WORDINGS:
+        if len(said) > MAX_WORDINGS:
             raise InputError(f"{where}: key fact {fact[:40]!r}… has more than {MAX_WORDINGS} "
                              "wordings.")
-        long = [w for w in wordings if len(w) > MAX_KEY_FACT_CHARS]
+        long = [w for w in said if len(w) > MAX_KEY_FACT_CHARS]
         if long:
             raise InputError(f"{where}: key fact {long[0][:40]!r}… is longer than "
                              f"{MAX_KEY_FACT_CHARS} characters; a key fact is a short phrase.")

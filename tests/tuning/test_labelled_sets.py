@@ -32,11 +32,8 @@ def _unquoted(book: Path, question_set: Path) -> list[str]:
 
 @pytest.mark.parametrize("book, question_set", [
     (None, SAMPLE_QUESTIONS),
-    ("physical-ai-book", SAMPLE_QUESTIONS.with_name("physical-ai.yaml")),
-    ("physical-ai-book", SAMPLE_QUESTIONS.with_name("physical-ai-heldout.yaml")),
-    ("physical-ai-book", SAMPLE_QUESTIONS.with_name("physical-ai-blind.yaml")),
-    ("physical-ai-book", SAMPLE_QUESTIONS.with_name("physical-ai-train1.yaml")),
-    ("physical-ai-book", SAMPLE_QUESTIONS.with_name("physical-ai-train2.yaml")),
+    *(("physical-ai-book", SAMPLE_QUESTIONS.with_name(f"physical-ai{part}.yaml"))
+      for part in ("", "-heldout", "-blind", "-train1", "-train2")),
 ])
 def test_every_key_fact_is_quoted_from_its_book(book, question_set):
     root = SAMPLE_BOOK if book is None else shared_path(book)
