@@ -57,8 +57,8 @@ BINS = 10
 
 
 def collect(book: Path, question_sets: list[Path]) -> tuple[np.ndarray, np.ndarray]:
-    """(best, runner-up, unquoted, asks specific, coverage, lead first) per answered judged
-    question, and whether it is right."""
+    """(best, runner-up, unquoted, asks specific, coverage, lead first, asked) per answered
+    judged question, and whether it is right."""
     settings = load_settings(book_dir=book)
     index, _ = load_index(settings)
     pipeline = Pipeline(index, settings)
@@ -73,14 +73,15 @@ def collect(book: Path, question_sets: list[Path]) -> tuple[np.ndarray, np.ndarr
         x.append((draft.supports[0], draft.runner_up or 0.0, draft.unquoted or 0.0,
                   float(asks_specific(q.question)),
                   1.0 if draft.coverage is None else draft.coverage,
-                  float(draft.markers[:1] == ("S1",))))
+                  float(draft.markers[:1] == ("S1",)), float(bool(draft.asked))))
         y.append(outcome.right_if_answered)
     return np.array(x, float), np.array(y, bool)
 
 
 def design(x: np.ndarray) -> np.ndarray:
     """The model's inputs per answer, as the app computes them (rag/answer/correctness.py)."""
-    return np.array([confidence_features(*row[:3], bool(row[3]), row[4], bool(row[5]))
+    return np.array([confidence_features(*row[:3], bool(row[3]), row[4], bool(row[5]),
+                                         bool(row[6]))
                      for row in x], float)
 
 
@@ -163,7 +164,8 @@ def main() -> int:
     sets = [(book, [q for q in qs if q.exists()]) for book, qs in DEFAULT_SETS if book.exists()]
     data = [collect(*s) for s in sets]
     names = [f"{book.name} ({len(qs)} sets)" for book, qs in sets]
-    today = [(np.array([answer_probability(*row[:3], bool(row[3]), row[4], bool(row[5]))
+    today = [(np.array([answer_probability(*row[:3], bool(row[3]), row[4], bool(row[5]),
+                                           bool(row[6]))
                            for row in xs]), ys)
              for xs, ys in data]
     for name, (sc, ys) in zip(names, today, strict=True):

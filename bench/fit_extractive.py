@@ -71,14 +71,14 @@ def collect(book: Path, question_set: Path, index_dir: Path | None) -> list[dict
             continue
         retrieval = search_book(index, q.question, settings.retrieval)
         sources = gather_sources(retrieval.hits, retrieval.candidates)
-        units, vectors = source_units(sources, index.sentences, None)
+        units, vectors, asked = source_units(sources, index.sentences, None)
         if not units:
             continue
         best = max(h.blended for h in sources) or 1.0
         stems = [tokenize(u.text) for u in units]
         features = unit_features(q.question, units, vectors, index.embedder.embed_query_exact(
             q.question), idf_weights(index.sentences, set(tokenize(q.question))),
-            [h.blended / best for h in sources], stems)
+            [h.blended / best for h in sources], stems, asked)
         labels = np.array([any(key_facts_found(u.text, q.key_facts)) for u in units], int)
         out.append(dict(question=q.question, facts=q.key_facts, units=units, stems=stems,
                         x=features, y=labels))

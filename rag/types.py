@@ -179,6 +179,9 @@ class Draft:
     unquoted: float | None = None
     # extractive: the share of the question's terms, weighted by rarity, that the quotes contain
     coverage: float | None = None
+    # extractive: the book's own question (rag.book.quiz) that brought the leading unit closer to
+    # the reader's than its own text did, or "" when none did
+    asked: str | None = None
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

@@ -3,7 +3,9 @@
 Sources are the selected hits, then sections that passed the threshold but fell outside top-k
 (the section that answers is often ranked 6th or 7th); each source is one section, cited by its
 best chunk. Units come from the index's sentence table when it has the section, else from the
-chunk's own text (a pasted selection, or an index built before sentence vectors were kept).
+chunk's own text (a pasted selection, or an index built before sentence vectors were kept). A
+unit that answers one of the book's review questions, or sits under a heading that asks one
+(rag.book.quiz), comes with that question's vector too.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.book.quiz import asked_by, heading_ask, quiz_pairs
 from rag.book.sentences import split_section
 from rag.index.sentences import SentenceTable
 from rag.providers.base import Embedder
@@ -32,6 +35,7 @@ class EvidenceUnit:
     kind: str
     block: int
     heading: tuple[str, ...]
+    asked: str = ""  # the book's own question this unit answers (rag.book.quiz), or ""
 
 
 def gather_sources(hits: Sequence[Hit], candidates: Sequence[Hit] = (),
@@ -49,36 +53,43 @@ def gather_sources(hits: Sequence[Hit], candidates: Sequence[Hit] = (),
 
 def source_units(sources: Sequence[Hit], table: SentenceTable | None,
                  embed: Callable[[list[str]], np.ndarray] | None
-                 ) -> tuple[list[EvidenceUnit], np.ndarray]:
-    """Every unit of every source, with a vector each (zeros where none can be had)."""
+                 ) -> tuple[list[EvidenceUnit], np.ndarray, np.ndarray]:
+    """Every unit of every source with a vector each, and the vector of the review question
+    it answers (zeros where there is none, or no vector can be had)."""
     units: list[EvidenceUnit] = []
     rows: list[np.ndarray | None] = []
+    known = dict(table.ask_vectors) if table is not None else {}
     seen: set[str] = set()
     for i, hit in enumerate(sources):
         c = hit.chunk
         found = table.rows_for(c.section_key) if table is not None and c.source == "book" else []
         if found:
-            items = [(table.texts[r], table.kinds[r], table.blocks[r], table.vectors[r])
-                     for r in found]
+            items = [(table.texts[r], table.kinds[r], table.blocks[r], table.vectors[r],
+                      table.asks[r]) for r in found]
         else:
-            items = [(u.text, u.kind, u.block, None)
+            pairs, heading = quiz_pairs(c.text), heading_ask(c.section_title)
+            items = [(u.text, u.kind, u.block, None, asked_by(u.text, pairs) or heading)
                      for u in split_section(c.text, c.section_title)]
-        for position, (text, kind, block, vector) in enumerate(items):
+        for position, (text, kind, block, vector, asked) in enumerate(items):
             if text.lower() in seen:
                 continue
             seen.add(text.lower())
-            units.append(EvidenceUnit(i, position, text, kind, block, c.heading_path))
+            units.append(EvidenceUnit(i, position, text, kind, block, c.heading_path, asked))
             rows.append(vector)
     missing = [n for n, v in enumerate(rows) if v is None]
-    dim = next((len(v) for v in rows if v is not None), 0)
-    if missing and embed is not None:
-        fresh = embed([units[n].text for n in missing])
-        for n, vector in zip(missing, fresh, strict=True):
+    asks = list(dict.fromkeys(u.asked for u in units if u.asked and u.asked not in known))
+    dim = next((len(v) for v in [*rows, *known.values()] if v is not None), 0)
+    if (missing or asks) and embed is not None:
+        fresh = embed([units[n].text for n in missing] + asks)
+        for n, vector in zip(missing, fresh[:len(missing)], strict=True):
             rows[n] = vector
+        known.update(zip(asks, fresh[len(missing):], strict=True))
         dim = fresh.shape[1]
     if not units:
-        return [], np.zeros((0, dim), dtype=np.float32)
-    return units, np.vstack([v if v is not None else np.zeros(dim, np.float32) for v in rows])
+        return [], np.zeros((0, dim), dtype=np.float32), np.zeros((0, dim), dtype=np.float32)
+    zero = np.zeros(dim, np.float32)
+    return (units, np.vstack([v if v is not None else zero for v in rows]),
+            np.vstack([known.get(u.asked, zero) if u.asked else zero for u in units]))
 
 
 class SentenceVectors:

@@ -5,7 +5,9 @@ a section's text, not only the chunk retrieval kept — plus the other sections 
 threshold, scored against the question by meaning (sentence vectors kept with the index), by the
 question's rarer words, by the shape of answer the question wants (rag.answer.shape) and by the
 section's retrieval score, combined by a model fitted on labelled questions
-(rag.answer.unit_scoring). The best unit leads; up to two more that also score well follow, from
+(rag.answer.unit_scoring). A unit that answers a question the book itself asks (a review question,
+a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself
+and that question. The best unit leads; up to two more that also score well follow, from
 near it in its section or, when nothing there comes close, from another section. A unit that
 restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...") is not quoted
 while there is any other: in a troubleshooting entry it took the place of the fix (Physical AI
@@ -15,8 +17,9 @@ question asks (its topic, not its answer), the draft says the excerpts do not co
 nearby sentence is not an answer. The draft's generation confidence is the probability that
 the answer is right, from the best unit's probability, its lead over the runner-up, the share of the
 evidence the answer leaves unquoted, whether the question asks for a number or a definition,
-how much of the question the quotes cover and whether the leading unit is in retrieval's first
-section (rag.answer.correctness); it is the answer's whole confidence score.
+how much of the question the quotes cover, whether the leading unit is in retrieval's first
+section and whether it came closer through the book's own question (rag.answer.correctness); it
+is the answer's whole confidence score.
 """
 
 from __future__ import annotations
@@ -114,14 +117,15 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     selection, an index built before sentence vectors) are embedded with `embed`, or scored by
     words alone when the question has no vector (the embedder is down)."""
     sources = gather_sources(hits, candidates)
-    units, vectors = source_units(sources, table, embed if query_vector is not None else None)
+    units, vectors, asked = source_units(sources, table,
+                                         embed if query_vector is not None else None)
     if not units:
         return _draft("", (), (), (), sources, None)
     best_blended = max(h.blended for h in sources) or 1.0
     priors = [h.blended / best_blended for h in sources]
     stems = [tokenize(u.text) for u in units]  # once, for the features and for coverage
     idf = idf_weights(table, set(tokenize(question)))
-    features = unit_features(question, units, vectors, query_vector, idf, priors, stems)
+    features = unit_features(question, units, vectors, query_vector, idf, priors, stems, asked)
     if query_vector is None:  # no meaning to go by: let the words stand in for it
         features[:, 0] = features[:, 1] * 0.6
     probabilities = unit_probabilities(features)
@@ -133,13 +137,16 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
+    lead = units.index(chosen[0].unit)
+    lead_asked = chosen[0].unit.asked if query_vector is not None and chosen[0].unit.asked and \
+        float(asked[lead] @ query_vector) > float(vectors[lead] @ query_vector) else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
-                                    chosen[0].unit.source == 0)
+                                    chosen[0].unit.source == 0, bool(lead_asked))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
-                  round(confidence, 4), runner_up, unquoted, covered)
+                  round(confidence, 4), runner_up, unquoted, covered, lead_asked)
 
 
 def coverage(idf: dict[str, float], chosen: list[Scored]) -> float:
@@ -161,11 +168,11 @@ def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:
 def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
            runner_up: float | None = None, unquoted: float | None = None,
-           covered: float | None = None) -> Draft:
+           covered: float | None = None, asked: str | None = None) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
-                 runner_up=runner_up, unquoted=unquoted, coverage=covered,
+                 runner_up=runner_up, unquoted=unquoted, coverage=covered, asked=asked,
                  calibrated=runner_up is not None)

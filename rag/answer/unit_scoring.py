@@ -63,9 +63,13 @@ def _pairs(stems: list[str]) -> set[tuple[str, str]]:
 
 def unit_features(question: str, units: Sequence[EvidenceUnit], vectors: np.ndarray,
                   query_vector: np.ndarray | None, idf: dict[str, float],
-                  priors: Sequence[float], unit_stems: Sequence[list[str]] | None = None
-                  ) -> np.ndarray:
-    """One row of FEATURES per unit; `unit_stems` (tokenize of each unit) when already known."""
+                  priors: Sequence[float], unit_stems: Sequence[list[str]] | None = None,
+                  asked: np.ndarray | None = None) -> np.ndarray:
+    """One row of FEATURES per unit; `unit_stems` (tokenize of each unit) when already known.
+    `asked` holds, row by row, the vector of the book's own review question a unit answers
+    (rag.book.quiz): such a unit's cosine is the closer of the two to the question, since a
+    reader who asks the book's question in other words is nearer to it than to any one
+    sentence of its answer."""
     stems = tokenize(question)
     terms, pairs = set(stems), _pairs(stems)
     total = sum(idf.get(t, 1.0) for t in terms) or 1.0
@@ -73,6 +77,9 @@ def unit_features(question: str, units: Sequence[EvidenceUnit], vectors: np.ndar
     subject = question_subject(question)
     cosines = vectors @ query_vector if query_vector is not None and len(units) else \
         np.zeros(len(units))
+    if asked is not None and query_vector is not None and len(units):
+        has = np.array([bool(u.asked) for u in units])
+        cosines = np.where(has, np.maximum(cosines, asked @ query_vector), cosines)
     rows = []
     all_stems = unit_stems if unit_stems is not None else [tokenize(u.text) for u in units]
     for unit, cosine, stems_of_unit in zip(units, cosines, all_stems, strict=True):

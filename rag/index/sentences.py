@@ -4,6 +4,8 @@ question (that was ~100 ms for the first question touching a section).
 
 Incremental like the chunks: a unit whose text did not change keeps its vector. Stored as
 float16 (cosines move by < 1e-3) beside the chunk table; the manifest records the version.
+A unit that answers one of the book's own review questions, or sits under a heading that asks
+or names a problem (rag.book.quiz), keeps that question; its vector is stored in a second matrix.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.book.quiz import asked_by, heading_ask, quiz_pairs
 from rag.book.sentences import split_section
 from rag.index.lexical import tokenize
 from rag.providers.base import Embedder
 from rag.types import Section
 
-SENTENCES_FILE, VECTORS_FILE = "sentences.jsonl", "sentences.npy"
-SENTENCE_VERSION = "20"  # bump when split_section changes what a unit is
+SENTENCES_FILE, VECTORS_FILE, ASKS_FILE = "sentences.jsonl", "sentences.npy", "sentence_asks.npy"
+SENTENCE_VERSION = "22"  # bump when split_section changes what a unit is
 Report = Callable[[str, float], None]
 
 
@@ -37,9 +40,12 @@ class SentenceTable:
     kinds: list[str]
     blocks: list[int]
     vectors: np.ndarray  # rows x dim, float32, unit length
+    asks: list[str] = field(default_factory=list)  # the review question a unit answers, or ""
+    ask_vectors: dict[str, np.ndarray] = field(default_factory=dict)  # of each such question
     by_section: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.asks = self.asks or [""] * len(self.texts)
         for row, key in enumerate(self.keys):
             self.by_section.setdefault(key, []).append(row)
 
@@ -65,26 +71,32 @@ def sync_sentences(directory: Path, sections: list[Section], embedder: Embedder,
                    report: Report | None = None) -> int:
     """Write the sentence table for these sections; returns how many units were embedded."""
     report = report or (lambda message, fraction: None)
-    rows = [(s.key, u.text, u.kind, u.block) for s in sections
+    rows = [(s.key, u.text, u.kind, u.block, asked_by(u.text, pairs) or heading_ask(s.title))
+            for s in sections for pairs in [quiz_pairs(s.text)]
             for u in split_section(s.text, s.title)]
     known = _previous_vectors(directory, embedder.dim)
-    todo = list(dict.fromkeys(text for _, text, _, _ in rows if _digest(text) not in known))
-    report(f"Embedding {len(todo)} of {len(rows)} sentences", 0.90)
+    asks = sorted({ask for *_, ask in rows if ask})
+    todo = list(dict.fromkeys(text for _, text, *_ in rows if _digest(text) not in known))
+    todo += [ask for ask in asks if _digest(ask) not in known and ask not in todo]
+    report(f"Embedding {len(todo)} of {len(rows) + len(asks)} sentences and questions", 0.90)
     if todo:
         # Shortest first, so a batch pads little: ~3x faster than book order on short units.
         order = sorted(todo, key=len)
         vectors = embedder.embed_documents(order)
         known.update({_digest(t): v for t, v in zip(order, vectors, strict=True)})
-    matrix = np.vstack([known[_digest(text)] for _, text, _, _ in rows]) if rows else \
-        np.zeros((0, embedder.dim), dtype=np.float32)
+    matrix, ask_matrix = (np.vstack([known[_digest(text)] for text in texts]) if texts else
+                          np.zeros((0, embedder.dim), dtype=np.float32)
+                          for texts in ([text for _, text, *_ in rows], asks))
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / (SENTENCES_FILE + ".tmp"), "w", encoding="utf-8") as out:
-        out.writelines(json.dumps({"key": k, "text": t, "kind": kind, "block": b},
-                                  ensure_ascii=False) + "\n" for k, t, kind, b in rows)
-    with open(directory / (VECTORS_FILE + ".tmp"), "wb") as out:
-        np.save(out, matrix.astype(np.float16))
-    (directory / (SENTENCES_FILE + ".tmp")).replace(directory / SENTENCES_FILE)
-    (directory / (VECTORS_FILE + ".tmp")).replace(directory / VECTORS_FILE)
+        out.writelines(json.dumps({"key": k, "text": t, "kind": kind, "block": b} |
+                                  ({"ask": ask} if ask else {}), ensure_ascii=False) + "\n"
+                       for k, t, kind, b, ask in rows)
+    for name, values in ((VECTORS_FILE, matrix), (ASKS_FILE, ask_matrix)):
+        with open(directory / (name + ".tmp"), "wb") as out:
+            np.save(out, values.astype(np.float16))
+    for name in (SENTENCES_FILE, VECTORS_FILE, ASKS_FILE):
+        (directory / (name + ".tmp")).replace(directory / name)
     return len(todo)
 
 
@@ -92,22 +104,29 @@ def _previous_vectors(directory: Path, dim: int) -> dict[str, np.ndarray]:
     table = load_sentences(directory, dim)
     if table is None:
         return {}
-    return {_digest(text): table.vectors[row] for row, text in enumerate(table.texts)}
+    known = {_digest(text): table.vectors[row] for row, text in enumerate(table.texts)}
+    return known | {_digest(ask): vector for ask, vector in table.ask_vectors.items()}
 
 
 def load_sentences(directory: Path, dim: int) -> SentenceTable | None:
     """The stored table, or None when there is none (an index built before sentence vectors,
     or one written without them) or it does not match its vectors."""
     path, vectors_path = directory / SENTENCES_FILE, directory / VECTORS_FILE
+    asks_path = directory / ASKS_FILE
     if not (path.is_file() and vectors_path.is_file()):
         return None
     try:
         with open(path, encoding="utf-8") as f:
             rows = [json.loads(line) for line in f]
         vectors = np.load(vectors_path).astype(np.float32)
+        asks = sorted({r["ask"] for r in rows if r.get("ask")})
+        ask_vectors = np.load(asks_path).astype(np.float32) if asks_path.is_file() else None
     except (OSError, ValueError):
         return None
-    if vectors.shape != (len(rows), dim):
+    if vectors.shape != (len(rows), dim) or (asks and (ask_vectors is None or
+                                                      ask_vectors.shape != (len(asks), dim))):
         return None
     return SentenceTable([r["key"] for r in rows], [r["text"] for r in rows],
-                         [r["kind"] for r in rows], [int(r["block"]) for r in rows], vectors)
+                         [r["kind"] for r in rows], [int(r["block"]) for r in rows], vectors,
+                         [r.get("ask", "") for r in rows],
+                         dict(zip(asks, ask_vectors if asks else [], strict=True)))

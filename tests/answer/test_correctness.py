@@ -1,6 +1,7 @@
 """The offline answer's probability of being right, from its best unit, the runner-up, the
 share of the evidence it leaves unquoted, whether the question asks for something specific, how
-much of the question the quotes cover and whether the lead is in retrieval's first section."""
+much of the question the quotes cover, whether the lead is in retrieval's first section and
+whether it came closer to the question through a question the book itself asks."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ def test_hand_computed() -> None:
     z -= WEIGHTS["coverage"] * 0.5 + WEIGHTS["lead_first"]
     assert answer_probability(0.6, 0.2, 0.75, True, 0.5, False) == \
         pytest.approx(1 / (1 + math.exp(-z)))
+    z += WEIGHTS["asked"]
+    assert answer_probability(0.6, 0.2, 0.75, True, 0.5, False, True) == \
+        pytest.approx(1 / (1 + math.exp(-z)))
+
+
+def test_a_lead_matched_through_the_books_own_question_scores_higher() -> None:
+    """A leading unit that answers a question the book itself asks, closer to the reader's than
+    the unit's own words (rag.book.quiz), was right for 21 of 23 development answers, against
+    131 of 217 of the others."""
+    assert answer_probability(0.4, 0.3, 0.5, False, 0.6, True, True) > \
+        answer_probability(0.4, 0.3, 0.5, False, 0.6, True, False)
 
 
 def test_an_answer_covering_more_of_the_question_and_led_from_the_top_section_scores_higher():

@@ -36,8 +36,9 @@ WITH_FACTS = [q for q in SAMPLE_SET if q["in_scope"] and q.get("key_facts")]
 MIN_CORRECT = 50
 # The same on the Physical AI book in ../shared (nobody here wrote it): 44 of 64 after the audit
 # (40 before; the floor was 38): 42. 45 of 64 once a "Symptom:" unit no longer joins an answer,
-# 46 once commented shell steps are units.
-MIN_CORRECT_PHYSICAL_AI = 42
+# 46 once commented shell steps are units, 49 once a unit is also as close as the question the
+# book asks itself (rag.book.quiz): 46.
+MIN_CORRECT_PHYSICAL_AI = 46
 # Of the 40 out-of-scope questions that share the Physical AI book's topic
 # (data/eval/physical-ai-oos.yaml), 20 were answered before a weak unit that misses most of the
 # question became a refusal (rag.answer.extractive.COVERAGE_FLOOR), 9 after: a ceiling of 10.
@@ -188,6 +189,29 @@ def test_a_second_unit_covers_the_other_part_of_the_question(embedder) -> None:
     assert draft.quotes[0] == "A PD loop combines a proportional term with a derivative term."
     assert draft.quotes[1] == ("Damping comes from the derivative term, which opposes the "
                                "joint's velocity.")  # adds "damping", not just more "PD loop"
+
+
+def test_a_unit_that_answers_the_books_own_review_question_is_scored_by_it_too(embedder) -> None:
+    """The reader's "what goes wrong if ..." is close to the book's review question, not to the
+    answer's wording ("hands control to the executor"): with the question in the text, the
+    answer's units are likelier (rag.book.quiz); without it, the same units score lower."""
+    quiz = ("A node publishes its readings on a topic, and a launch file starts several nodes at "
+            "once. Timers fire at a fixed period and call a function of the node.\n\n"
+            "**Question 1**: Why is it important to call spin in your program?\n\n"
+            "**Answer 1**: Spin hands control to the executor, which delivers incoming messages "
+            "and timer events to their callbacks. Otherwise the script reaches its last line and "
+            "terminates straight away.\n")
+    bare = quiz.replace("**Question 1**: Why is it important to call spin in your program?", "")
+    question = "What goes wrong if my program never calls spin?"
+    asked, unasked = (extractive_draft(question, [make_hit(text, "spin", 0.6)],
+                                       query_vector=embedder.embed_query(question),
+                                       embed=embedder.embed_documents) for text in (quiz, bare))
+    assert asked.quotes[0].startswith("Answer 1: Spin hands control to the executor")
+    support = dict(zip(asked.quotes, asked.supports, strict=True))
+    before = dict(zip(unasked.quotes, unasked.supports, strict=True))
+    for answer in (asked.quotes[0], "Otherwise the script reaches its last line and terminates "
+                                    "straight away."):
+        assert support[answer] > before[answer] + 0.1
 
 
 def scored_unit(source: int, position: int, probability: float) -> Scored:

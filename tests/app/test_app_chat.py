@@ -52,8 +52,9 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
         f"({turn['answer_runner_up']:.3f}), the share of the evidence's probability the "
         f"answer leaves unquoted ({turn['answer_unquoted']:.0%}), the share of the question's "
         f"words, rarer ones counting more, that the quotes contain "
-        f"({turn['answer_coverage']:.0%}), and whether the leading unit is in the section "
-        f"retrieval ranked first ({'yes' if lead == '1' else 'no'})."]
+        f"({turn['answer_coverage']:.0%}), whether the leading unit is in the section "
+        f"retrieval ranked first ({'yes' if lead == '1' else 'no'}), and whether the leading "
+        f"unit came closer to the question through one the book itself asks (no)."]
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])

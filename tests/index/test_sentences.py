@@ -52,3 +52,23 @@ def test_an_index_without_sentence_vectors_is_stale(tmp_path, embedder):
         assert content_status("bk", "hash1", index_dir, embedder)["fresh"]
     finally:
         store.close()
+
+
+def test_units_keep_the_review_question_they_answer_and_its_vector(tmp_path, embedder):
+    quiz = ("**Question 1**: Why does a biped need ankle torque to stand still?\n\n"
+            "**Answer 1**: Ankle torque moves the centre of pressure under the foot. "
+            "Without it the body sways until it falls.\n")
+    counting = CountingEmbedder(embedder)
+    problem = Section("m", "ch", "q9", "Q9: Service call hangs", "Chapter",
+                      ("Chapter", "Q9: Service call hangs"), True,
+                      "Cause: the server is not running at all.", None, "ch.md")
+    sections = [section("quiz", quiz), problem,
+                section("plain", "A plain sentence that answers nothing asked.")]
+    # 4 units and 2 questions: the review question and the heading that names a problem
+    assert sync_sentences(tmp_path, sections, counting) == 6
+    table = load_sentences(tmp_path, embedder.dim)
+    question = "Why does a biped need ankle torque to stand still?"
+    assert table.asks == [question, question, "Q9: Service call hangs", ""]
+    alone = embedder.embed_documents([question])[0]
+    assert float(np.dot(table.ask_vectors[question], alone)) > 0.999
+    assert sync_sentences(tmp_path, sections, counting) == 0  # questions are reused too

@@ -131,6 +131,9 @@ def confidence_caption(turn: dict, question: str, lead: float, runner_up: float)
         if citations := turn.get("citations"):  # in the order the answer cites, the lead first
             inputs.append("whether the leading unit is in the section retrieval ranked first "
                           f"({'yes' if citations[0]['marker'] == 'S1' else 'no'})")
+    if (asked := turn.get("answer_asked")) is not None:
+        inputs.append("whether the leading unit came closer to the question through one the book "
+                      "itself asks " + (f'("{asked}")' if asked else "(no)"))
     listed = ", ".join(inputs[:-1]) + ", and " + inputs[-1]
     specific = " The question asks for a number or a definition, so the leading unit's " \
         "probability counts for more." if asks_specific(question) else ""

@@ -1,0 +1,78 @@
+"""The book's own review questions, and the units that answer them (rag.book.quiz)."""
+
+from __future__ import annotations
+
+from rag.book.quiz import asked_by, heading_ask, quiz_pairs
+from rag.book.sentences import split_section
+
+NUMBERED = """Test your knowledge with these questions.
+
+**Question 1**: What is the difference between a wheel and a leg?
+
+**Question 2**: Why must a walking robot keep its centre of pressure inside the foot?
+
+View Answers
+
+**Answer 1**: A **wheel** rolls on prepared ground. A leg can step over obstacles.
+
+**Answer 2**: Outside the foot the robot starts to tip. The controller then has no torque
+left to correct it, so the fall cannot be stopped.
+"""
+
+# How the parser leaves `<details><summary>1. Why ...?</summary> answer </details>`: tags gone.
+SUMMARIES = """1. Why does a humanoid need an IMU in its pelvis?
+
+The IMU measures how the whole body rotates in space. No other sensor does that directly.
+
+
+
+2. What does a joint encoder measure?
+
+It measures the angle of one joint, at up to 40 kHz.
+
+---
+
+A closing remark that answers nothing in particular here.
+"""
+
+
+def test_numbered_answers_pair_with_their_questions():
+    pairs = dict(quiz_pairs(NUMBERED))
+    assert set(pairs) == {"What is the difference between a wheel and a leg?",
+                          "Why must a walking robot keep its centre of pressure inside the foot?"}
+    units = split_section(NUMBERED)
+    asked = {u.text: asked_by(u.text, quiz_pairs(NUMBERED)) for u in units}
+    assert asked["Answer 1: A wheel rolls on prepared ground."].startswith("What is the diff")
+    assert asked["A leg can step over obstacles."].startswith("What is the difference")
+    # the second sentence of an answer that wraps over two lines belongs to it as well
+    second = next(t for t in asked if t.startswith("The controller then has no torque"))
+    assert asked[second].startswith("Why must a walking robot")
+    assert asked["Test your knowledge with these questions."] == ""
+
+
+def test_summary_questions_pair_with_the_text_below_them_up_to_a_rule():
+    pairs = quiz_pairs(SUMMARIES)
+    assert [q for q, _ in pairs] == ["Why does a humanoid need an IMU in its pelvis?",
+                                     "What does a joint encoder measure?"]
+    assert asked_by("No other sensor does that directly.", pairs).startswith("Why does")
+    assert asked_by("It measures the angle of one joint, at up to 40 kHz.",
+                    pairs) == "What does a joint encoder measure?"
+    assert asked_by("A closing remark that answers nothing in particular here.", pairs) == ""
+
+
+def test_a_question_in_a_list_or_a_summary_that_asks_nothing_pairs_nothing():
+    text = ("- Domain randomization: What parameters would you vary?\n"
+            "- Lighting and textures are the usual ones to vary.\n\nView Answers\n\n"
+            "Plain prose follows here without any question at all.")
+    assert quiz_pairs(text) == []
+    assert quiz_pairs("") == [] and asked_by("", []) == ""
+
+
+def test_a_heading_that_asks_or_names_a_problem_is_the_question_of_its_units():
+    assert heading_ask("Q9: Service call hangs or times out") == \
+        "Q9: Service call hangs or times out"
+    assert heading_ask('Mistake 3: "Module not found"') == 'Mistake 3: "Module not found"'
+    assert heading_ask("Issue: RealSense not detected") == "Issue: RealSense not detected"
+    assert heading_ask("2.1 What is **URDF**?") == "2.1 What is URDF?"
+    for plain in ("Kalman Filter Intuition", "Questions and Answers", "Problems", ""):
+        assert heading_ask(plain) == ""
