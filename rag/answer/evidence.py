@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rag.book.quiz import asked_by, heading_ask, quiz_pairs
+from rag.book.quiz import Quiz, heading_ask
 from rag.book.sentences import split_section
 from rag.index.sentences import SentenceTable
 from rag.providers.base import Embedder
@@ -67,8 +67,8 @@ def source_units(sources: Sequence[Hit], table: SentenceTable | None,
             items = [(table.texts[r], table.kinds[r], table.blocks[r], table.vectors[r],
                       table.asks[r]) for r in found]
         else:
-            pairs, heading = quiz_pairs(c.text), heading_ask(c.section_title)
-            items = [(u.text, u.kind, u.block, None, asked_by(u.text, pairs) or heading)
+            quiz, heading = Quiz(c.text), heading_ask(c.section_title)
+            items = [(u.text, u.kind, u.block, None, quiz.asked_by(u.text) or heading)
                      for u in split_section(c.text, c.section_title)]
         for position, (text, kind, block, vector, asked) in enumerate(items):
             if text.lower() in seen:

@@ -5,7 +5,7 @@ collapsible `<details><summary>1. Why is ...?</summary> answer </details>`, or "
 ..." lines with "**Answer 3**: ..." paragraphs further down. The questions themselves are not
 quotable (rag.book.sentences drops them), but a reader who asks the same thing in other words
 is closer in meaning to the book's question than to any one sentence of its answer. So each unit
-of an answer keeps the question it answers (`asked_by`), ingest embeds those questions, and the
+of an answer keeps the question it answers (`Quiz.asked_by`), ingest embeds those questions, and the
 answerer scores such a unit by whichever is closer to the reader's question: the unit or the
 question it answers (rag.answer.unit_scoring). On the development sets this made 4 more answers
 hold every key fact (physical-ai.yaml 46 -> 48, physical-ai-train1.yaml 13 -> 15), none fewer.
@@ -13,6 +13,8 @@ hold every key fact (physical-ai.yaml 46 -> 48, physical-ai-train1.yaml 13 -> 15
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 from rag.book.sentences import clean_inline
@@ -32,6 +34,7 @@ ASKING_HEADING_RE = re.compile(r"\?\s*$|^(?:Q\d{1,3}|Question\s*\d{0,3}|Problem|
 ANSWER_LABEL_RE = re.compile(r"^(?:Answer|A)\s*\d{1,3}\s*[:.]\s*", re.I)
 PROBE = 60  # characters of a unit (normalised) that must lie inside an answer
 MAX_ANSWER_CHARS = 2000
+MAX_PAIRS = 100  # a review section asks a handful; a hostile one must not cost minutes
 
 
 def normalise(text: str) -> str:
@@ -49,7 +52,7 @@ def quiz_pairs(text: str) -> list[tuple[str, str]]:
                     [m.start() for m in STOP_RE.finditer(text)] + [len(text)])
 
     def body(start: int) -> str:
-        end = next(b for b in bounds if b >= start)
+        end = bounds[bisect.bisect_left(bounds, start)]
         return normalise(text[start:min(end, start + MAX_ANSWER_CHARS)])
 
     numbered = {m.group(1): clean_inline(m.group(2)) for m in asks if m.group(1)}
@@ -58,16 +61,25 @@ def quiz_pairs(text: str) -> list[tuple[str, str]]:
     return [(question, answer) for question, answer in pairs if question and answer]
 
 
-def asked_by(unit_text: str, pairs: list[tuple[str, str]]) -> str:
-    """The review question whose answer holds this unit, or ""."""
-    probe = normalise(ANSWER_LABEL_RE.sub("", unit_text))[:PROBE]
-    if not probe:
-        return ""
-    return next((question for question, answer in pairs if probe in answer), "")
+class Quiz:
+    """A section's review questions (at most MAX_PAIRS), and which of them a unit answers."""
+
+    def __init__(self, text: str) -> None:
+        self.pairs = quiz_pairs(text)[:MAX_PAIRS]
+        # one string to search (in C) instead of one per question: a unit is looked up in time
+        # linear in the answers' size whatever their number
+        self._answers = "\0".join(answer for _, answer in self.pairs)
+        self._starts = list(itertools.accumulate((len(a) + 1 for _, a in self.pairs), initial=0))
+
+    def asked_by(self, unit_text: str) -> str:
+        """The review question whose answer holds this unit, or ""."""
+        probe = normalise(ANSWER_LABEL_RE.sub("", unit_text))[:PROBE]
+        at = self._answers.find(probe) if probe and self.pairs else -1
+        return self.pairs[bisect.bisect_right(self._starts, at) - 1][0] if at >= 0 else ""
 
 
 def heading_ask(title: str) -> str:
     """The section's heading when it is a question or names a problem, else "";
-    `asked_by` wins over it for a unit of a review answer."""
+    `Quiz.asked_by` wins over it for a unit of a review answer."""
     title = clean_inline(title)
     return title if ASKING_HEADING_RE.search(title) else ""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.book.quiz import asked_by, heading_ask, quiz_pairs
+from rag.book.quiz import Quiz, heading_ask
 from rag.book.sentences import split_section
 from rag.index.lexical import tokenize
 from rag.providers.base import Embedder
@@ -71,9 +71,8 @@ def sync_sentences(directory: Path, sections: list[Section], embedder: Embedder,
                    report: Report | None = None) -> int:
     """Write the sentence table for these sections; returns how many units were embedded."""
     report = report or (lambda message, fraction: None)
-    rows = [(s.key, u.text, u.kind, u.block, asked_by(u.text, pairs) or heading_ask(s.title))
-            for s in sections for pairs in [quiz_pairs(s.text)]
-            for u in split_section(s.text, s.title)]
+    rows = [(s.key, u.text, u.kind, u.block, quiz.asked_by(u.text) or heading_ask(s.title))
+            for s in sections for quiz in [Quiz(s.text)] for u in split_section(s.text, s.title)]
     known = _previous_vectors(directory, embedder.dim)
     asks = sorted({ask for *_, ask in rows if ask})
     todo = list(dict.fromkeys(text for _, text, *_ in rows if _digest(text) not in known))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.book.quiz import asked_by, heading_ask, quiz_pairs
+from rag.book.quiz import MAX_PAIRS, Quiz, heading_ask, quiz_pairs
 from rag.book.sentences import split_section
 
 NUMBERED = """Test your knowledge with these questions.
@@ -41,7 +41,7 @@ def test_numbered_answers_pair_with_their_questions():
     assert set(pairs) == {"What is the difference between a wheel and a leg?",
                           "Why must a walking robot keep its centre of pressure inside the foot?"}
     units = split_section(NUMBERED)
-    asked = {u.text: asked_by(u.text, quiz_pairs(NUMBERED)) for u in units}
+    asked = {u.text: Quiz(NUMBERED).asked_by(u.text) for u in units}
     assert asked["Answer 1: A wheel rolls on prepared ground."].startswith("What is the diff")
     assert asked["A leg can step over obstacles."].startswith("What is the difference")
     # the second sentence of an answer that wraps over two lines belongs to it as well
@@ -54,10 +54,11 @@ def test_summary_questions_pair_with_the_text_below_them_up_to_a_rule():
     pairs = quiz_pairs(SUMMARIES)
     assert [q for q, _ in pairs] == ["Why does a humanoid need an IMU in its pelvis?",
                                      "What does a joint encoder measure?"]
-    assert asked_by("No other sensor does that directly.", pairs).startswith("Why does")
-    assert asked_by("It measures the angle of one joint, at up to 40 kHz.",
-                    pairs) == "What does a joint encoder measure?"
-    assert asked_by("A closing remark that answers nothing in particular here.", pairs) == ""
+    quiz = Quiz(SUMMARIES)
+    assert quiz.asked_by("No other sensor does that directly.").startswith("Why does")
+    assert quiz.asked_by("It measures the angle of one joint, at up to 40 kHz.") == \
+        "What does a joint encoder measure?"
+    assert quiz.asked_by("A closing remark that answers nothing in particular here.") == ""
 
 
 def test_a_question_in_a_list_or_a_summary_that_asks_nothing_pairs_nothing():
@@ -65,7 +66,18 @@ def test_a_question_in_a_list_or_a_summary_that_asks_nothing_pairs_nothing():
             "- Lighting and textures are the usual ones to vary.\n\nView Answers\n\n"
             "Plain prose follows here without any question at all.")
     assert quiz_pairs(text) == []
-    assert quiz_pairs("") == [] and asked_by("", []) == ""
+    assert quiz_pairs("") == [] and Quiz("").asked_by("Any unit of text at all.") == ""
+
+
+def test_a_section_of_thousands_of_questions_is_read_in_bounded_time():
+    """Hostile text: 20,000 question-and-answer pairs keep MAX_PAIRS, and a unit is found by
+    one search over their answers (seconds before, for every unit of such a section)."""
+    text = "".join(f"{n}. What does joint {n} do on the robot?\n\nJoint {n} turns the arm.\n\n"
+                   for n in range(1, 20001))
+    quiz = Quiz(text)
+    assert len(quiz.pairs) == MAX_PAIRS
+    assert quiz.asked_by("Joint 7 turns the arm.") == "What does joint 7 do on the robot?"
+    assert quiz.asked_by("Joint 20000 turns the arm.") == ""  # beyond the kept pairs
 
 
 def test_a_heading_that_asks_or_names_a_problem_is_the_question_of_its_units():
