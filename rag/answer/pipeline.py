@@ -26,6 +26,7 @@ from rag.answer.turn import Turn
 from rag.config import Settings
 from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
+from rag.index.lexical import book_vocabulary
 from rag.notices import AUDIT_UNAVAILABLE, LLM_FALLBACK, make_notice
 from rag.providers.base import LLM, Message, network_deadline
 from rag.providers.memo import QueryMemo
@@ -214,8 +215,12 @@ class Pipeline:
         nearest = list(dict.fromkeys(
             f"{h.chunk.chapter_title} › {h.chunk.section_title}"
             for h in retrieval.candidates if h.chunk.source == "book"))[:3]
+        # names the book never mentions; a pasted passage may mention them, so not with one
+        book_only = bool(retrieval.candidates) and all(
+            h.chunk.source == "book" for h in retrieval.candidates)
+        unknown = g.unknown_names(turn.question, book_vocabulary(turn.index)) if book_only else []
         return g.check_content(best, threshold, turn.question, book, nearest,
-                               s.off_topic_keywords)
+                               s.off_topic_keywords, unknown)
 
     def _synthesize(self, turn: Turn, retrieval: Retrieval, history: list[Message],
                     stream: bool) -> Iterator[str]:

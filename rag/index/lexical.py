@@ -197,6 +197,17 @@ class LexicalIndex:
         return np.clip(coverage / total, 0.0, 1.0)[: self.size] if total > 0 else coverage
 
 
+def book_vocabulary(index) -> frozenset[str]:
+    """Every stem of the book's text, code and headings included (a BookIndex's chunks), once per
+    loaded index: which names a question may use that the book never mentions."""
+    key = ("vocabulary", id(index.chunks))
+    if key not in index.derived:
+        index.derived[key] = frozenset(
+            stem for c in index.chunks if c.source == "book"
+            for stem in tokenize(" ".join((c.text, *c.heading_path))))
+    return index.derived[key]
+
+
 def top_positive(scores: np.ndarray, limit: int) -> list[int]:
     """Positions of the best `limit` positive scores, best first, ties in book order: what a
     stable argsort gives, without sorting the whole book (0.4 ms of 10,000 chunks per query)."""

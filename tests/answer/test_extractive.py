@@ -41,8 +41,9 @@ MIN_CORRECT = 50
 MIN_CORRECT_PHYSICAL_AI = 46
 # Of the 40 out-of-scope questions that share the Physical AI book's topic
 # (data/eval/physical-ai-oos.yaml), 20 were answered before a weak unit that misses most of the
-# question became a refusal (rag.answer.extractive.COVERAGE_FLOOR), 9 after: a ceiling of 10.
-MAX_TOPICAL_ANSWERED = 10
+# question became a refusal (rag.answer.extractive.COVERAGE_FLOOR), 9 after, 7 once a name the
+# book never mentions is refused (rag.answer.guardrails.unknown_names): a ceiling of 8.
+MAX_TOPICAL_ANSWERED = 8
 TABLE_QUESTIONS = [  # their sections hold Markdown tables, flattened into the chunk text
     "Roughly how many encoders, IMUs and cameras does a full-size humanoid carry, and at what "
     "rates?",

@@ -11,6 +11,7 @@ from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
 from rag.answer.response import apply_guardrail_mode
 from rag.config import DEFAULT_HEDGES
+from rag.index.lexical import book_vocabulary
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.types import Chunk, Hit, Verdict
 from tests.builders import SAMPLE_QUESTIONS
@@ -181,6 +182,52 @@ def test_check_content_off_topic_keywords() -> None:
     # whole words only
     assert g.check_content(0.9, 0.3, "What is a cryptocurrencyish sensor?", BOOK,
                            off_topic=keywords) is None
+
+
+KNOWN = frozenset({"ros", "2", "dds", "humbl", "switch", "imu", "robot", "arm", "urdf", "export"})
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("Which DDS does ROS 2 Humble use, and how do I switch it to Cyclone DDS?", ["Cyclone"]),
+    ("How do I export a SolidWorks assembly to URDF?", ["SolidWorks"]),
+    ("Can a UR5 arm run ROS 2?", ["UR5"]),
+    ("How many IMUs does the robot carry?", []),  # a plural of a word the book uses
+    ("Cyclone DDS or the default: which one?", []),  # a capital opening the question
+    ("My node 'TalkerNode9' crashes, and my_robot_pkg fails too.", []),  # the reader's own
+    ("How much does a robot arm cost at 500 Hz?", []),  # a number is not a name
+])
+def test_unknown_names_are_names_the_book_never_mentions(question: str, names: list) -> None:
+    assert g.unknown_names(question, KNOWN) == names
+
+
+def test_no_in_scope_sample_question_names_what_the_book_never_mentions(sample_index) -> None:
+    vocabulary = book_vocabulary(sample_index)
+    questions = [q["question"] for q in yaml.safe_load(SAMPLE_QUESTIONS.read_text())["questions"]
+                 if q["in_scope"]]
+    assert len(questions) > 80
+    assert {q: g.unknown_names(q, vocabulary) for q in questions
+            if g.unknown_names(q, vocabulary)} == {}
+
+
+def test_a_name_the_book_never_mentions_is_not_covered() -> None:
+    verdict = g.check_content(0.9, 0.3, "q", BOOK, unknown=["Cyclone", "UR5"])
+    assert (verdict.reason_code, verdict.action) == (g.CONTENT_NOT_COVERED, "override")
+    assert verdict.message == NOT_COVERED + " It never mentions Cyclone, UR5."
+
+
+def test_a_name_the_book_never_mentions_through_the_pipeline(pipeline, sample_index) -> None:
+    """Above the threshold (the question shares the book's topic), but the book has no word of
+    it: refused before any unit is quoted. Pasted with a passage that names it, it is answered
+    from the passage."""
+    question = "How do I tune the PID gains of a Dynamixel XM430 servo?"
+    response = pipeline.answer(question)
+    assert (response.status, response.reason_codes) == ("refused", (g.CONTENT_NOT_COVERED,))
+    assert response.answer.endswith(" It never mentions Dynamixel, XM430.")
+    assert response.confidence.retrieval >= pipeline.settings.threshold  # the topic is there
+    passage = ("The Dynamixel XM430 servo runs its own PID loop; its gains are set through the "
+               "Position P Gain and Position D Gain registers of the control table.")
+    pasted = pipeline.answer(question, mode="selection", selection=passage)
+    assert pasted.status != "refused", pasted.answer
 
 
 def test_not_covered_through_the_pipeline_names_nearest_sections(pipeline) -> None:
