@@ -27,6 +27,12 @@ QUESTION_RE = re.compile(
     rf"[ \t]*|\d{{1,3}}[.)][ \t]+|{BOLD})?(.{{8,300}}?\?){BOLD}?[ \t]*$", re.I | re.M)
 ANSWER_RE = re.compile(rf"^[ \t]*{BOLD}?(?:Answer|A)[ \t]*(\d{{1,3}}){BOLD}?[ \t]*[:.]{BOLD}?",
                        re.I | re.M)
+# A line that states a problem the text under it solves: "**Issue: Isaac Sim won't launch**",
+# "- **Symptom**: subscriber is silent", or "**Symptom**:" over the error message in a code block.
+PROBLEM_RE = re.compile(rf"^[ \t]*(?:[-*+][ \t]+)?{BOLD}((?:Issue|Problem|Symptom|Error)s?\b"
+                        rf"[^*_\n]*){BOLD}[ \t]*:?[ \t]*(.*)$", re.I | re.M)
+FENCED_RE = re.compile(r"[ \t]*\n[ \t]*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1[^\n]*", re.S)
+CODE_BLOCK_RE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1", re.M | re.S)
 STOP_RE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|-{3,}[ \t]*$|\*{3,}[ \t]*$)", re.M)  # heading, rule
 # A heading that asks, or that names a problem its section solves.
 ASKING_HEADING_RE = re.compile(r"\?\s*$|^(?:Q\d{1,3}|Question\s*\d{0,3}|Problem|Issue|Error|"
@@ -34,22 +40,28 @@ ASKING_HEADING_RE = re.compile(r"\?\s*$|^(?:Q\d{1,3}|Question\s*\d{0,3}|Problem|
 ANSWER_LABEL_RE = re.compile(r"^(?:Answer|A)\s*\d{1,3}\s*[:.]\s*", re.I)
 PROBE = 60  # characters of a unit (normalised) that must lie inside an answer
 MAX_ANSWER_CHARS = 2000
+MAX_QUESTION_CHARS = 300
 MAX_PAIRS = 100  # a review section asks a handful; a hostile one must not cost minutes
 
 
 def normalise(text: str) -> str:
     """Lower case words only: how a unit is found inside the answer's raw Markdown."""
-    return " ".join(re.sub(r"\W+", " ", clean_inline(text)).lower().split())
+    return " ".join(re.sub(r"[\W_]+", " ", clean_inline(text)).lower().split())
 
 
 def quiz_pairs(text: str) -> list[tuple[str, str]]:
     """(question, normalised answer) for each question the section answers: "**Answer 3**:"
     answers the "**Question 3**:" line, and a question line without a number is answered by
     the text that follows it, up to the next question, answer, heading or rule."""
-    asks = list(QUESTION_RE.finditer(text))
-    answers = list(ANSWER_RE.finditer(text))
-    bounds = sorted([m.start() for m in asks + answers] +
-                    [m.start() for m in STOP_RE.finditer(text)] + [len(text)])
+    fences = [m.span() for m in CODE_BLOCK_RE.finditer(text)]
+
+    def outside(pattern: re.Pattern) -> list[re.Match]:  # a "# comment" in code is no heading
+        return [m for m in pattern.finditer(text)
+                if not any(a < m.start() < b for a, b in fences)]
+
+    asks, answers, problems = outside(QUESTION_RE), outside(ANSWER_RE), outside(PROBLEM_RE)
+    bounds = sorted([m.start() for m in asks + answers + problems] +
+                    [m.start() for m in outside(STOP_RE)] + [len(text)])
 
     def body(start: int) -> str:
         end = bounds[bisect.bisect_left(bounds, start)]
@@ -58,6 +70,14 @@ def quiz_pairs(text: str) -> list[tuple[str, str]]:
     numbered = {m.group(1): clean_inline(m.group(2)) for m in asks if m.group(1)}
     pairs = [(numbered[m.group(1)], body(m.end())) for m in answers if m.group(1) in numbered]
     pairs += [(clean_inline(m.group(2)), body(m.end() + 1)) for m in asks if not m.group(1)]
+    for m in problems:
+        label, rest, end = m.group(1).strip(" :"), m.group(2).strip(), m.end()
+        code = FENCED_RE.match(text, end) if not rest else None
+        if code:  # the error message itself, as the reader would paste it
+            rest, end = "; ".join(code.group(2).strip().splitlines()[:3]), code.end()
+        problem = clean_inline(f"{label}: {rest}" if rest else label)
+        if len(problem.split()) > 1:  # "Symptom" alone states nothing
+            pairs.append((problem[:MAX_QUESTION_CHARS], body(end + 1)))
     return [(question, answer) for question, answer in pairs if question and answer]
 
 

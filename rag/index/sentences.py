@@ -27,7 +27,7 @@ from rag.providers.base import Embedder
 from rag.types import Section
 
 SENTENCES_FILE, VECTORS_FILE, ASKS_FILE = "sentences.jsonl", "sentences.npy", "sentence_asks.npy"
-SENTENCE_VERSION = "22"  # bump when split_section changes what a unit is
+SENTENCE_VERSION = "23"  # bump when split_section changes what a unit is
 Report = Callable[[str, float], None]
 
 

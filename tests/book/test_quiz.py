@@ -88,3 +88,39 @@ def test_a_heading_that_asks_or_names_a_problem_is_the_question_of_its_units():
     assert heading_ask("2.1 What is **URDF**?") == "2.1 What is URDF?"
     for plain in ("Kalman Filter Intuition", "Questions and Answers", "Problems", ""):
         assert heading_ask(plain) == ""
+
+
+TROUBLESHOOTING = """**Issue: Isaac Sim won't launch**
+- **Solution**: Verify the GPU has at least 8GB VRAM and current drivers.
+
+**Symptom**:
+```
+ModuleNotFoundError: No module named 'rclpy'
+```
+
+**Cause**: The environment is not sourced in this terminal.
+
+**Solution**:
+```bash
+# Source ROS 2 in every new terminal
+source /opt/ros/humble/setup.bash
+```
+Add the line to your bashrc to make it permanent for good.
+
+**Symptom**:
+
+A bare label that states nothing on its own line here.
+"""
+
+
+def test_a_stated_problem_is_the_question_of_the_text_under_it():
+    """A bold "Issue: ..." line, or "Symptom:" over the error message in a code block (as the
+    reader would paste it), is asked by the units below it, up to the next problem; a comment
+    in a code block is not a heading that ends the answer."""
+    quiz = Quiz(TROUBLESHOOTING)
+    assert quiz.asked_by("Solution: Verify the GPU has at least 8GB VRAM and current drivers.") \
+        == "Issue: Isaac Sim won't launch"
+    symptom = "Symptom: ModuleNotFoundError: No module named 'rclpy'"
+    assert quiz.asked_by("Cause: The environment is not sourced in this terminal.") == symptom
+    assert quiz.asked_by("Add the line to your bashrc to make it permanent for good.") == symptom
+    assert quiz.asked_by("A bare label that states nothing on its own line here.") == ""
