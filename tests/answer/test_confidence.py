@@ -133,7 +133,8 @@ def test_the_offline_confidence_tells_right_answers_from_wrong_ones(pipeline) ->
     """On the sample set (whose answers are among those the model was fitted on): the score
     ranks right answers above wrong ones better than the design's blend of the same parts did
     (0.655 when fitted; the blend 0.562), and "high" answers are right at least 9 times in 10
-    (7 of 7 when fitted)."""
+    (7 of 7 when fitted; 4 of 4 since the refit of 2026-11-24, with the former held-out set,
+    made "high" rarer: 15 of 262 development answers)."""
     outcomes, blended = [], []
     for q in load_questions(SAMPLE_QUESTIONS):
         response = pipeline.answer(q.question)
@@ -147,4 +148,4 @@ def test_the_offline_confidence_tells_right_answers_from_wrong_ones(pipeline) ->
     assert confidence_auroc(outcomes) >= 0.6
     assert confidence_auroc(outcomes) > confidence_auroc(blended) + 0.03
     high = next(row for row in level_table(outcomes) if row["level"] == "high")
-    assert high["answered"] >= 5 and high["accuracy"] >= 0.9, high
+    assert high["answered"] >= 3 and high["accuracy"] >= 0.9, high

@@ -30,8 +30,8 @@ def test_hand_computed() -> None:
 
 def test_a_lead_matched_through_the_books_own_question_scores_higher() -> None:
     """A leading unit that answers a question the book itself asks, closer to the reader's than
-    the unit's own words (rag.book.quiz), was right for 21 of 23 development answers, against
-    131 of 217 of the others."""
+    the unit's own words (rag.book.quiz), was right for 24 of 29 development answers, the others
+    for 140 of 260 (answered out-of-scope questions counted wrong, before the guardrails)."""
     assert answer_probability(0.4, 0.3, 0.5, False, 0.6, True, True) > \
         answer_probability(0.4, 0.3, 0.5, False, 0.6, True, False)
 
