@@ -27,7 +27,7 @@ from rag.providers.base import Embedder
 from rag.types import Section
 
 SENTENCES_FILE, VECTORS_FILE, ASKS_FILE = "sentences.jsonl", "sentences.npy", "sentence_asks.npy"
-SENTENCE_VERSION = "23"  # bump when split_section changes what a unit is
+SENTENCE_VERSION = "23"  # bump when split_section, or rag.book.quiz, changes a unit or its ask
 Report = Callable[[str, float], None]
 
 
@@ -109,7 +109,7 @@ def _previous_vectors(directory: Path, dim: int) -> dict[str, np.ndarray]:
 
 def load_sentences(directory: Path, dim: int) -> SentenceTable | None:
     """The stored table, or None when there is none (an index built before sentence vectors,
-    or one written without them) or it does not match its vectors."""
+    or one written without them), a row is not one, or it does not match its vectors."""
     path, vectors_path = directory / SENTENCES_FILE, directory / VECTORS_FILE
     asks_path = directory / ASKS_FILE
     if not (path.is_file() and vectors_path.is_file()):
@@ -117,15 +117,16 @@ def load_sentences(directory: Path, dim: int) -> SentenceTable | None:
     try:
         with open(path, encoding="utf-8") as f:
             rows = [json.loads(line) for line in f]
+        keys, texts, kinds = ([str(r[name]) for r in rows] for name in ("key", "text", "kind"))
+        blocks = [int(r["block"]) for r in rows]
+        row_asks = [r.get("ask") or "" for r in rows]
         vectors = np.load(vectors_path).astype(np.float32)
-        asks = sorted({r["ask"] for r in rows if r.get("ask")})
+        asks = sorted({ask for ask in row_asks if ask})  # TypeError unless every ask is text
         ask_vectors = np.load(asks_path).astype(np.float32) if asks_path.is_file() else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if vectors.shape != (len(rows), dim) or (asks and (ask_vectors is None or
-                                                      ask_vectors.shape != (len(asks), dim))):
+    if vectors.shape != (len(rows), dim) or not all(isinstance(a, str) for a in row_asks) or (
+            asks and (ask_vectors is None or ask_vectors.shape != (len(asks), dim))):
         return None
-    return SentenceTable([r["key"] for r in rows], [r["text"] for r in rows],
-                         [r["kind"] for r in rows], [int(r["block"]) for r in rows], vectors,
-                         [r.get("ask", "") for r in rows],
+    return SentenceTable(keys, texts, kinds, blocks, vectors, row_asks,
                          dict(zip(asks, ask_vectors if asks else [], strict=True)))

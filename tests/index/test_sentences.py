@@ -72,3 +72,18 @@ def test_units_keep_the_review_question_they_answer_and_its_vector(tmp_path, emb
     alone = embedder.embed_documents([question])[0]
     assert float(np.dot(table.ask_vectors[question], alone)) > 0.999
     assert sync_sentences(tmp_path, sections, counting) == 0  # questions are reused too
+
+
+def test_a_table_whose_rows_or_questions_do_not_hold_reads_as_none(tmp_path, embedder):
+    """Hand-edited or torn files: a row that is no object, an ask that is no text, a missing
+    matrix of question vectors. The index then answers as one built before sentence vectors."""
+    quiz = "**Question 1**: Why does a biped sway?\n\n**Answer 1**: Its ankles lack torque here.\n"
+    sync_sentences(tmp_path, [section("quiz", quiz)], embedder)
+    assert load_sentences(tmp_path, embedder.dim).asks == ["Why does a biped sway?"]
+    rows = (tmp_path / "sentences.jsonl").read_text().splitlines()
+    for bad in ('[1, 2]', rows[0].replace('"Why does a biped sway?"', "5")):
+        (tmp_path / "sentences.jsonl").write_text(bad + "\n")
+        assert load_sentences(tmp_path, embedder.dim) is None
+    (tmp_path / "sentences.jsonl").write_text("\n".join(rows) + "\n")
+    (tmp_path / "sentence_asks.npy").unlink()
+    assert load_sentences(tmp_path, embedder.dim) is None
