@@ -7,8 +7,9 @@ quotable (rag.book.sentences drops them), but a reader who asks the same thing i
 is closer in meaning to the book's question than to any one sentence of its answer. So each
 unit of an answer keeps the question it answers (`Quiz.asked_by`), ingest embeds those
 questions, and the answerer scores such a unit by whichever is closer to the reader's question:
-the unit or the question it answers (rag.answer.unit_scoring). On the development sets this made 4 more answers
-hold every key fact (physical-ai.yaml 46 -> 48, physical-ai-train1.yaml 13 -> 15), none fewer.
+the unit or the question it answers (rag.answer.unit_scoring). On the development sets this
+made 4 more answers hold every key fact (physical-ai.yaml 46 -> 48, physical-ai-train1.yaml
+13 -> 15), none fewer.
 """
 
 from __future__ import annotations
