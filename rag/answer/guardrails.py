@@ -132,6 +132,7 @@ def check_capability(question: str, book: str, as_of: str,
 # letters with digits ("UR5", "VLP-16", "SolidWorks", "Cyclone"). Quoted text, code spans and
 # identifiers (snake_case, paths, file names) are the reader's own and are not looked up.
 QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|“[^”]*”|‘[^’]*’")
+HEX_RE = re.compile(r"[0-9a-f]{4,}")  # "4d7235", "40b7b3cc": an id or a hash, not a name
 NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|[A-Za-z]*[A-Z][A-Za-z]*\d[\w-]*|"
                      r"\d+[A-Za-z][\w-]*|[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*)(?![\w./])")
 
@@ -147,8 +148,8 @@ def unknown_names(question: str, known: Container[str]) -> list[str]:
     for m in NAME_RE.finditer(text):
         before = text[:m.start()].rstrip()
         if "_" in m.group(0) or (m.group("cap") and (not before or before[-1] in ".?!:;(")) \
-                or re.fullmatch(UNIT, m.group(0), re.I):
-            continue  # an identifier of the reader's, a capital opening a sentence, a unit (Hz)
+                or re.fullmatch(UNIT, m.group(0), re.I) or HEX_RE.fullmatch(m.group(0)):
+            continue  # the reader's identifier or hash, a capital opening a sentence, a unit
         stems = tokenize(m.group(0))
         if any(t not in known and t.rstrip("s") not in known for t in stems):
             names.append(m.group(0))

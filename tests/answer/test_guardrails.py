@@ -194,6 +194,7 @@ KNOWN = frozenset({"ros", "2", "dds", "humbl", "switch", "imu", "robot", "arm", 
     ("How many IMUs does the robot carry?", []),  # a plural of a word the book uses
     ("Cyclone DDS or the default: which one?", []),  # a capital opening the question
     ("My node 'TalkerNode9' crashes, and my_robot_pkg fails too.", []),  # the reader's own
+    ("Why does run 40b7b3cc of the arm fail? (4d7235)", []),  # ids and hashes are no names
     ("How much does a robot arm cost at 500 Hz?", []),  # a number is not a name
 ])
 def test_unknown_names_are_names_the_book_never_mentions(question: str, names: list) -> None:
