@@ -258,6 +258,22 @@ def test_badges_show_mode_used_fallback_confidence_status_and_latency():
     assert "Partial answer" in md and "0.04 s" in md
 
 
+def test_a_refusal_made_before_any_draft_shows_retrievals_score_not_a_confidence():
+    """"Confidence 0.72 · medium" beside "Refused" read as doubt in the refusal: a refusal made
+    before anything was drafted (no synthesis stage ran) shows what the score is."""
+    stages = {"context": 0.1, "retrieval": 8.9, "guardrails": 1.0, "total": 15.0}
+    refused = {"status": "refused", "confidence_score": 0.72, "confidence_level": "medium",
+               "retrieval_confidence": 0.664, "mode_used": "full-book", "stage_latency_ms": stages}
+    md = badges_markdown(refused)
+    assert ":gray-badge[Retrieval 0.66]" in md and "Confidence" not in md and "Refused" in md
+    logged = {**refused, "stage_latency_ms": json.dumps(stages)}  # as the audit log reads back
+    assert ":gray-badge[Retrieval 0.66]" in badges_markdown(logged)
+    drafted = {**refused, "stage_latency_ms": {**stages, "synthesis": 9.0},
+               "confidence_score": 0.31, "confidence_level": "low"}  # the answerer's refusal
+    assert ":red-badge[Confidence 0.31 · low]" in badges_markdown(drafted)
+    assert "Confidence 0.72" in badges_markdown({**refused, "stage_latency_ms": None})
+
+
 def test_error_badge_names_the_stage():
     assert badges_markdown({"status": "error", "error_stage": "retrieval"}) == \
         ":red-badge[:material/error: Error in retrieval]"

@@ -4,6 +4,7 @@ answers with numbered citation links, badges and notices as st.markdown text."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Sequence
 
@@ -201,6 +202,18 @@ def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> 
     return "\n".join(lines)
 
 
+def drafted(record: dict) -> bool:
+    """Whether an answer was drafted for the record (its stage latencies name a synthesis);
+    True when they are unknown, as in a record written before stage latencies were kept."""
+    stages = record.get("stage_latency_ms")
+    if isinstance(stages, str):  # a JSON column read back from the audit log
+        try:
+            stages = json.loads(stages)
+        except ValueError:
+            return True
+    return not (isinstance(stages, dict) and stages) or "synthesis" in stages
+
+
 def badges_markdown(record: dict) -> str:
     """Mode actually used, fallback, confidence and status of an answer record as badges."""
     out = []
@@ -214,9 +227,18 @@ def badges_markdown(record: dict) -> str:
         asked = MODE_NAMES.get(record.get("source_mode") or "", record.get("source_mode") or "")
         why = notice_label(record["fallback_reason"])
         out.append(f":orange-badge[:material/swap_horiz: Asked for {asked.lower()}: {why}]")
-    level = record.get("confidence_level") or "low"
-    out.append(f":{LEVEL_COLORS.get(level, 'gray')}-badge[Confidence "
-               f"{float(record.get('confidence_score') or 0.0):.2f} · {level}]")
+    level, score = record.get("confidence_level") or "low", record.get("confidence_score")
+    if record.get("status") == "refused" and not drafted(record):
+        # refused before anything was drafted (a code request, current information, a name the
+        # book never mentions, nothing above the threshold): the confidence is retrieval's score
+        # blended with a default for the missing draft, and "Confidence 0.72 · medium" beside
+        # "Refused" reads as doubt in the refusal; retrieval's own score is what there is
+        retrieval = record.get("retrieval_confidence")
+        retrieval = score if retrieval is None else retrieval
+        out.append(f":gray-badge[Retrieval {float(retrieval or 0.0):.2f}]")
+    else:
+        out.append(f":{LEVEL_COLORS.get(level, 'gray')}-badge[Confidence "
+                   f"{float(score or 0.0):.2f} · {level}]")
     if record.get("status") in STATUS_BADGES:
         color, text = STATUS_BADGES[record["status"]]
         out.append(f":{color}-badge[{text}]")
