@@ -40,6 +40,7 @@ from rag.answer.extractive import MAX_WORDS, SUPPORT_FLOOR, Scored, choose  # no
 from rag.answer.unit_scoring import (  # noqa: E402
     FEATURES,
     idf_weights,
+    unit_cosines,
     unit_features,
     unit_probabilities,
 )
@@ -76,9 +77,11 @@ def collect(book: Path, question_set: Path, index_dir: Path | None) -> list[dict
             continue
         best = max(h.blended for h in sources) or 1.0
         stems = [tokenize(u.text) for u in units]
-        features = unit_features(q.question, units, vectors, index.embedder.embed_query_exact(
-            q.question), idf_weights(index.sentences, set(tokenize(q.question))),
-            [h.blended / best for h in sources], stems, asked)
+        cosines, _ = unit_cosines(units, vectors, index.embedder.embed_query_exact(q.question),
+                                  asked)
+        features = unit_features(q.question, units, cosines, idf_weights(
+            index.sentences, set(tokenize(q.question))), [h.blended / best for h in sources],
+            stems)
         labels = np.array([any(key_facts_found(u.text, q.key_facts)) for u in units], int)
         out.append(dict(question=q.question, facts=q.key_facts, units=units, stems=stems,
                         x=features, y=labels))

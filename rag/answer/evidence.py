@@ -10,6 +10,7 @@ unit that answers one of the book's review questions, or sits under a heading th
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections import OrderedDict
@@ -58,7 +59,8 @@ def source_units(sources: Sequence[Hit], table: SentenceTable | None,
     it answers (zeros where there is none, or no vector can be had)."""
     units: list[EvidenceUnit] = []
     rows: list[np.ndarray | None] = []
-    known = dict(table.ask_vectors) if table is not None else {}
+    known = table.ask_vectors if table is not None else {}
+    fresh_asks: dict[str, np.ndarray] = {}  # questions of units from outside the table
     seen: set[str] = set()
     for i, hit in enumerate(sources):
         c = hit.chunk
@@ -78,18 +80,19 @@ def source_units(sources: Sequence[Hit], table: SentenceTable | None,
             rows.append(vector)
     missing = [n for n, v in enumerate(rows) if v is None]
     asks = list(dict.fromkeys(u.asked for u in units if u.asked and u.asked not in known))
-    dim = next((len(v) for v in [*rows, *known.values()] if v is not None), 0)
+    dim = next((len(v) for v in itertools.chain(rows, known.values()) if v is not None), 0)
     if (missing or asks) and embed is not None:
         fresh = embed([units[n].text for n in missing] + asks)
         for n, vector in zip(missing, fresh[:len(missing)], strict=True):
             rows[n] = vector
-        known.update(zip(asks, fresh[len(missing):], strict=True))
+        fresh_asks.update(zip(asks, fresh[len(missing):], strict=True))
         dim = fresh.shape[1]
     if not units:
         return [], np.zeros((0, dim), dtype=np.float32), np.zeros((0, dim), dtype=np.float32)
     zero = np.zeros(dim, np.float32)
     return (units, np.vstack([v if v is not None else zero for v in rows]),
-            np.vstack([known.get(u.asked, zero) if u.asked else zero for u in units]))
+            np.vstack([known.get(u.asked, fresh_asks.get(u.asked, zero)) if u.asked else zero
+                       for u in units]))
 
 
 class SentenceVectors:

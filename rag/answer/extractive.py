@@ -33,7 +33,12 @@ from rag.answer.correctness import answer_probability
 from rag.answer.evidence import EvidenceUnit, gather_sources, source_units
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.shape import asks_specific, detour
-from rag.answer.unit_scoring import idf_weights, unit_features, unit_probabilities
+from rag.answer.unit_scoring import (
+    idf_weights,
+    unit_cosines,
+    unit_features,
+    unit_probabilities,
+)
 from rag.book.sentences import ROW
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
@@ -125,7 +130,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     priors = [h.blended / best_blended for h in sources]
     stems = [tokenize(u.text) for u in units]  # once, for the features and for coverage
     idf = idf_weights(table, set(tokenize(question)))
-    features = unit_features(question, units, vectors, query_vector, idf, priors, stems, asked)
+    cosines, through_question = unit_cosines(units, vectors, query_vector, asked)
+    features = unit_features(question, units, cosines, idf, priors, stems)
     if query_vector is None:  # no meaning to go by: let the words stand in for it
         features[:, 0] = features[:, 1] * 0.6
     probabilities = unit_probabilities(features)
@@ -137,9 +143,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
-    lead = units.index(chosen[0].unit)
-    lead_asked = chosen[0].unit.asked if query_vector is not None and chosen[0].unit.asked and \
-        float(asked[lead] @ query_vector) > float(vectors[lead] @ query_vector) else ""
+    lead = next(n for n, s in enumerate(scored) if s is chosen[0])  # scored is in unit order
+    lead_asked = chosen[0].unit.asked if through_question[lead] else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]

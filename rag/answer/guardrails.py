@@ -146,9 +146,9 @@ def unknown_names(question: str, known: Container[str]) -> list[str]:
     text = QUOTED_RE.sub(" ", question)
     names = []
     for m in NAME_RE.finditer(text):
-        before = text[:m.start()].rstrip()
-        if "_" in m.group(0) or (m.group("cap") and (not before or before[-1] in ".?!:;(")) \
-                or re.fullmatch(UNIT, m.group(0), re.I) or HEX_RE.fullmatch(m.group(0)):
+        opens = m.group("cap") and text[:m.start()].rstrip()[-1:] in ("", *".?!:;(")
+        if "_" in m.group(0) or opens or re.fullmatch(UNIT, m.group(0), re.I) or \
+                HEX_RE.fullmatch(m.group(0)):
             continue  # the reader's identifier or hash, a capital opening a sentence, a unit
         stems = tokenize(m.group(0))
         if any(t not in known and t.rstrip("s") not in known for t in stems):

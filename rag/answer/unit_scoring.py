@@ -61,25 +61,33 @@ def _pairs(stems: list[str]) -> set[tuple[str, str]]:
     return set(zip(stems, stems[1:], strict=False))
 
 
-def unit_features(question: str, units: Sequence[EvidenceUnit], vectors: np.ndarray,
-                  query_vector: np.ndarray | None, idf: dict[str, float],
-                  priors: Sequence[float], unit_stems: Sequence[list[str]] | None = None,
-                  asked: np.ndarray | None = None) -> np.ndarray:
-    """One row of FEATURES per unit; `unit_stems` (tokenize of each unit) when already known.
-    `asked` holds, row by row, the vector of the book's own review question a unit answers
-    (rag.book.quiz): such a unit's cosine is the closer of the two to the question, since a
-    reader who asks the book's question in other words is nearer to it than to any one
-    sentence of its answer."""
+def unit_cosines(units: Sequence[EvidenceUnit], vectors: np.ndarray,
+                 query_vector: np.ndarray | None, asked: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's cosine to the question (zeros without a question vector), and whether it came
+    through the book's own question the unit answers. `asked` holds, row by row, that question's
+    vector (rag.book.quiz): such a unit's cosine is the closer of the two, since a reader who asks
+    the book's question in other words is nearer to it than to any one sentence of its answer."""
+    if query_vector is None or not len(units):
+        return np.zeros(len(units)), np.zeros(len(units), dtype=bool)
+    own = vectors @ query_vector
+    if asked is None:
+        return own, np.zeros(len(units), dtype=bool)
+    through_question = asked @ query_vector
+    through = np.array([bool(u.asked) for u in units]) & (through_question > own)
+    return np.where(through, through_question, own), through
+
+
+def unit_features(question: str, units: Sequence[EvidenceUnit], cosines: np.ndarray,
+                  idf: dict[str, float], priors: Sequence[float],
+                  unit_stems: Sequence[list[str]] | None = None) -> np.ndarray:
+    """One row of FEATURES per unit, from its cosine to the question (unit_cosines());
+    `unit_stems` (tokenize of each unit) when already known."""
     stems = tokenize(question)
     terms, pairs = set(stems), _pairs(stems)
     total = sum(idf.get(t, 1.0) for t in terms) or 1.0
     shape = question_shape(question)
     subject = question_subject(question)
-    cosines = vectors @ query_vector if query_vector is not None and len(units) else \
-        np.zeros(len(units))
-    if asked is not None and query_vector is not None and len(units):
-        has = np.array([bool(u.asked) for u in units])
-        cosines = np.where(has, np.maximum(cosines, asked @ query_vector), cosines)
     rows = []
     all_stems = unit_stems if unit_stems is not None else [tokenize(u.text) for u in units]
     for unit, cosine, stems_of_unit in zip(units, cosines, all_stems, strict=True):

@@ -95,7 +95,7 @@ class Quiz:
     def asked_by(self, unit_text: str) -> str:
         """The review question whose answer holds this unit, or ""."""
         probe = normalise(ANSWER_LABEL_RE.sub("", unit_text))[:PROBE]
-        at = self._answers.find(probe) if probe and self.pairs else -1
+        at = self._answers.find(probe) if probe else -1
         return self.pairs[bisect.bisect_right(self._starts, at) - 1][0] if at >= 0 else ""
 
 

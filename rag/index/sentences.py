@@ -71,12 +71,13 @@ def sync_sentences(directory: Path, sections: list[Section], embedder: Embedder,
                    report: Report | None = None) -> int:
     """Write the sentence table for these sections; returns how many units were embedded."""
     report = report or (lambda message, fraction: None)
-    rows = [(s.key, u.text, u.kind, u.block, quiz.asked_by(u.text) or heading_ask(s.title))
-            for s in sections for quiz in [Quiz(s.text)] for u in split_section(s.text, s.title)]
+    rows = [(s.key, u.text, u.kind, u.block, quiz.asked_by(u.text) or heading)
+            for s in sections for quiz, heading in [(Quiz(s.text), heading_ask(s.title))]
+            for u in split_section(s.text, s.title)]
     known = _previous_vectors(directory, embedder.dim)
     asks = sorted({ask for *_, ask in rows if ask})
-    todo = list(dict.fromkeys(text for _, text, *_ in rows if _digest(text) not in known))
-    todo += [ask for ask in asks if _digest(ask) not in known and ask not in todo]
+    todo = list(dict.fromkeys(text for text in [*(text for _, text, *_ in rows), *asks]
+                              if _digest(text) not in known))
     report(f"Embedding {len(todo)} of {len(rows) + len(asks)} sentences and questions", 0.90)
     if todo:
         # Shortest first, so a batch pads little: ~3x faster than book order on short units.

@@ -9,6 +9,7 @@ written in both modes; tests/index/test_sparse_congruence.py compares two separa
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -18,7 +19,14 @@ import pytest
 from rag.book.parse import parse_book
 from rag.errors import ConfigError
 from rag.index.build import collection_dir, collection_name, index_status, open_index, sync_index
-from rag.index.lexical import BM25S, QDRANT, LexicalIndex, lexical_backend, tokenize
+from rag.index.lexical import (
+    BM25S,
+    QDRANT,
+    LexicalIndex,
+    book_vocabulary,
+    lexical_backend,
+    tokenize,
+)
 from rag.index.sparse import SparseLexical, document_vectors, robertson_idf, term_id
 
 # Raw BM25 of a chunk within this share of the question's best score; coverage within this.
@@ -157,3 +165,16 @@ def test_collection_holds_a_sparse_vector_per_chunk_with_the_idf_modifier(
     assert len(records) == summary.chunks
     assert all(len(r.vector["bm25"].indices) > 0 and len(r.vector[""]) == embedder.dim
                for r in records)
+
+
+def test_the_books_vocabulary_is_the_same_from_either_backend(
+        book, index_dir, store, embedder, monkeypatch) -> None:
+    """bm25s keeps the words it indexed and is asked for them; the sparse backend keeps none,
+    so the chunks are tokenized again (rag.index.lexical.book_vocabulary): the same words."""
+    monkeypatch.setenv("RAG_LEXICAL", "qdrant")
+    sync_index(book, index_dir, embedder, store)
+    index, files = both_backends(book, index_dir, embedder, store)
+    assert isinstance(index.lexical, SparseLexical)
+    from_files = book_vocabulary(dataclasses.replace(index, lexical=files, derived={}))
+    assert book_vocabulary(index) == from_files and len(from_files) > 100
+    assert "" not in from_files  # bm25s's padding word is no word of the book
