@@ -63,7 +63,10 @@ REALTIME_RE = re.compile(
     r"rankings?|standings)|latest (?:version|release|firmware|models?|results?|figures)|"
     r"(?:latest|recent|breaking|current)\s+(?:\w+\s+){0,2}?news|in the news|"
     r"weather (?:forecast|like|today|tomorrow|in|for)|"
-    r"(?:will|going to)\b[^.?!]{0,40}\b(?:in|by) 20\d\d)\b",
+    r"(?:will|going to)\b[^.?!]{0,40}\b(?:in|by) 20\d\d|"
+    # news of the day: "patches announced today", "a release published this morning"
+    r"(?:announced|released|published|posted|reported|launched) "
+    r"(?:today|this morning))\b",
     re.IGNORECASE)
 # "today" or "at the moment" closing a clause asks about the present ("Which robots are for sale
 # today?") unless the question asks what the book itself says ("Which robots are given as

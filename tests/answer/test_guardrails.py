@@ -48,6 +48,8 @@ REALTIME_REQUESTS = [
     "What does a humanoid cost today?",
     "Which humanoid tops the chart at the moment?",
     "According to the news right now, who leads humanoid sales?",
+    "Were any security patches announced today that I should install?",
+    "Which controller firmware was released this morning?",
 ]
 # ...and questions about the book that use the same words in their in-domain sense.
 IN_DOMAIN = [
@@ -65,6 +67,8 @@ IN_DOMAIN = [
     "How is the PID loop implemented in discrete time?",
     "What is the latest point at which a fall can still be prevented?",
     "How does MPC predict the future state of the robot?",
+    "Which results were reported in the walking study?",
+    "When was the first humanoid robot announced?",
     "Can you write a summary of the PID chapter?",
     "Why does the robot need to react right away to a push?",
     "What does the controller produce as output on each cycle?",
