@@ -182,6 +182,9 @@ class Draft:
     # extractive: the book's own question (rag.book.quiz) that brought the leading unit closer to
     # the reader's than its own text did, or "" when none did
     asked: str | None = None
+    # extractive: the units that scored next and are not quoted, best first, as (text, index of
+    # the source in `sources`, probability): shown under the answer as more from the book
+    more: tuple[tuple[str, int, float], ...] = ()
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

@@ -3,8 +3,8 @@ audit log stores (its keys are the audit columns), and the Response read back fr
 
 Keys an audit row adds (log_id, session_id, client_id, app_version) are the log's, not the
 answer's; keys the audit table has no column for (answer_quotes, answer_supports,
-answer_runner_up, answer_unquoted, answer_coverage, answer_asked, clear_selection) stay in the
-browser history only. The book (`book_id`, `book_title`) comes from the settings snapshot and
+answer_runner_up, answer_unquoted, answer_coverage, answer_asked, answer_more, clear_selection)
+stay in the browser history only. The book (`book_id`, `book_title`) comes from the settings snapshot and
 is also put on each citation, so a link built from the citation alone knows which book it points
 into.
 """
@@ -91,6 +91,8 @@ def _answer_fields(response: Response, meta: dict[str, Any],
         "answer_unquoted": _number(d.unquoted) if d and d.unquoted is not None else None,
         "answer_coverage": _number(d.coverage) if d and d.coverage is not None else None,
         "answer_asked": d.asked if d else None,
+        "answer_more": [{**m, "book_id": book_id} if book_id else m
+                        for m in meta.get("more_from_book") or []],
         "confidence_score": _number(c.score), "confidence_level": c.level,
         "retrieval_confidence": _number(c.retrieval),
         "generation_confidence": _number(c.generation),

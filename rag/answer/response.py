@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from rag.answer import guardrails as g
-from rag.answer.citations import cite
+from rag.answer.citations import build_url, cite
 from rag.answer.claims import unsupported_verdicts
 from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confidence
 from rag.answer.context import ContextDecision
@@ -88,9 +88,11 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
         degraded = any(n.degraded for n in turn.notices)  # a weaker path answered
         status = "partial" if warnings or degraded else "success"
     used = {c.chunk_id for c in citations}
+    metadata = _metadata(turn, decision, retrieval_query, retrieval, draft, meta, len(used))
+    if draft is not None and draft.more and status != "refused":
+        metadata["more_from_book"] = more_from_book(draft, s.url_template, s.base_url)
     return Response(
-        answer=answer, citations=citations,
-        metadata=_metadata(turn, decision, retrieval_query, retrieval, draft, meta, len(used)),
+        answer=answer, citations=citations, metadata=metadata,
         validation={
             "boundary_violations": [v.reason_code for v in verdicts if v.action == "override"],
             "confidence_warnings": [v.message for v in verdicts if v.guardrail == "confidence"],
@@ -99,6 +101,20 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
         },
         confidence=confidence, status=status, retrieval=retrieval, draft=draft,
         verdicts=tuple(verdicts), settings={**s.snapshot(), **context})
+
+
+def more_from_book(draft: Draft, template: str, base_url: str) -> list[dict[str, Any]]:
+    """The units that scored next under an extractive answer (Draft.more), each with the section
+    it is from and that section's link, as a citation names them (not part of the answer)."""
+    out = []
+    for text, source, probability in draft.more:
+        c = draft.sources[source].chunk
+        out.append({"text": text, "probability": round(float(probability), 4),
+                    "url": build_url(template, base_url, c), "chunk_id": c.chunk_id,
+                    "module_id": c.module_id, "chapter_id": c.chapter_id,
+                    "section_id": c.section_id, "section_title": c.section_title,
+                    "chapter_title": c.chapter_title, "page": c.page, "stable": c.stable})
+    return out
 
 
 def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retrieval: Retrieval,

@@ -186,6 +186,10 @@ def print_answers(r: dict[str, Any]) -> None:
               f"retrieval only), false-answer rate {_figure(a['false_answer_rate'])}, "
               f"ECE {_figure(a['ece'])}, AUROC {_figure(a['auroc'])}, "
               f"{_figure(a['mean_latency_ms'], '.0f')} ms a question")
+        if a.get("accuracy_with_more") is not None:
+            print(f"    with the passages shown under each answer (more from the book): "
+                  f"{_figure(a['accuracy_with_more'])} ({a['correct_with_more']}/"
+                  f"{a['n_with_key_facts']}) hold every key fact")
         for row in a["per_level"]:
             print(f"    {row['level']:<7} {row['count']:>4} questions, {row['answered']:>4} "
                   f"answered, {row['correct']:>4} correct ({_figure(row['accuracy'], '.0%')})")

@@ -52,6 +52,9 @@ class AnswerOutcome:
     latency_ms: float = 0.0
     held_by_gate: bool = False  # refused by the confidence gate alone: a lower gate answers it
     fact_places: tuple[FactPlace, ...] = ()  # where the book holds each missing fact
+    # each key fact found in the answer or in the passages shown under it as more from the book
+    # (rag.answer.response.more_from_book): what a reader has on screen, not the answer alone
+    found_with_more: tuple[bool, ...] = ()
 
     @property
     def answered(self) -> bool:
@@ -71,6 +74,12 @@ class AnswerOutcome:
         return self.answered and self.right_if_answered
 
     @property
+    def correct_with_more(self) -> bool:
+        """Answered, and the answer with the passages shown under it holds every key fact."""
+        return self.answered and self.in_scope and bool(self.key_facts) and \
+            all(self.found_with_more or self.facts_found)
+
+    @property
     def missing_facts(self) -> tuple[str, ...]:
         return tuple(f for f, ok in zip(self.key_facts, self.facts_found, strict=False) if not ok)
 
@@ -80,7 +89,8 @@ class AnswerOutcome:
                "missing_facts": list(self.missing_facts), "confidence": self.confidence,
                "level": self.level, "held_by_gate": self.held_by_gate,
                "reason_codes": list(self.reason_codes), "latency_ms": self.latency_ms,
-               "missing_fact_places": [p.to_dict() for p in self.fact_places]}
+               "missing_fact_places": [p.to_dict() for p in self.fact_places],
+               "correct_with_more": self.correct_with_more if self.judged else None}
         return out | ({"answer": self.answer} if with_answer else {})
 
 
@@ -99,6 +109,11 @@ def outcome_of(question: Question, response: Response, latency_ms: float,
                             key_facts_found(text, question.key_facts),
                             tuple(response.reason_codes), response.answer, round(latency_ms, 2),
                             held)
+    more = [m.get("text", "") for m in response.metadata.get("more_from_book") or []] \
+        if isinstance(response.metadata, dict) and response.status in ANSWERED else []
+    if more:
+        outcome = dataclasses.replace(outcome, found_with_more=key_facts_found(
+            " ".join([text, *more]), question.key_facts))
     if index is None or not question.in_scope or not outcome.missing_facts:
         return outcome
     return dataclasses.replace(
@@ -232,6 +247,9 @@ def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "n_without_key_facts": sum(o.in_scope and not o.key_facts for o in outcomes),
         "n_out_of_scope": len(outside), "correct": sum(o.correct for o in graded),
         "accuracy": _round(answer_accuracy(outcomes)),
+        "correct_with_more": sum(o.correct_with_more for o in graded),
+        "accuracy_with_more": _round(_ratio(sum(o.correct_with_more for o in graded),
+                                            len(graded))),
         "answered_out_of_scope": sum(o.answered for o in outside),
         "missing_fact_places": missing_fact_places(outcomes),
         "false_answer_rate": _round(false_answer_rate(outcomes)),

@@ -152,6 +152,64 @@ def test_a_weak_unit_that_misses_most_of_the_question_is_no_answer(
     assert draft.calibrated is not refused
 
 
+@pytest.mark.parametrize("probability, dense, refused", [
+    (0.05, 0.59, True),  # under the support floor, the section not close: no answer
+    (0.05, 0.60, False),  # the section as close as CLOSE_SECTION: the reader words it otherwise
+    (0.20, 0.67, False),  # weak and missing most of the question, but the section is close
+])
+def test_a_close_section_keeps_a_weak_unit_as_the_answer(monkeypatch, probability, dense,
+                                                          refused) -> None:
+    """"What's the late penalty ...?" was refused with "Late Policy: 10% deduction per day" as
+    its best unit (probability 0.107) while retrieval's first section was 0.67 close to it."""
+    import rag.answer.extractive as extractive
+
+    assert extractive.CLOSE_SECTION == 0.6
+    monkeypatch.setattr(extractive, "unit_probabilities",
+                        lambda features: np.full(len(features), probability))
+    hits = [make_hit("Late Policy: 10% deduction per day, maximum 3 days late.", "a", dense)]
+    draft = extractive_draft("What's the penalty if I hand in the project after the deadline?",
+                             hits)
+    assert (draft.text == NOT_COVERED_SENTENCE) is refused
+    assert draft.calibrated is not refused
+    if not refused:
+        assert draft.quotes == ("Late Policy: 10% deduction per day, maximum 3 days late.",)
+
+
+def test_an_answer_carries_the_units_that_scored_next() -> None:
+    """Draft.more: up to three quotable units below the quoted ones, best first, none that a
+    quote holds; a refusal has none."""
+    question = "What does the integral term of a PID controller correct?"
+    hits = [make_hit("The integral term removes steady-state error. It sums the error over time. "
+                     "Windup happens when the actuator saturates. The derivative term damps "
+                     "overshoot. A PID loop runs at a fixed rate.", "a", 0.7),
+            make_hit("Gain scheduling changes the gains with the operating point. Feed-forward "
+                     "adds the expected torque.", "b", 0.5)]
+    draft = extractive_draft(question, hits, max_sentences=1)
+    assert len(draft.quotes) == 1 and len(draft.more) == 3
+    texts = [t for t, _, _ in draft.more]
+    assert draft.quotes[0] not in texts and len(set(texts)) == 3
+    probabilities = [p for _, _, p in draft.more]
+    assert probabilities == sorted(probabilities, reverse=True)
+    assert all(p <= draft.supports[0] for p in probabilities)
+    assert {source for _, source, _ in draft.more} <= {0, 1}
+    refused = extractive_draft("Which football club won the league in 1998?", hits[1:])
+    assert refused.text == NOT_COVERED_SENTENCE and refused.more == ()
+
+
+def test_the_response_links_each_unit_that_scored_next_to_its_section(pipeline) -> None:
+    response = pipeline.answer("Why do most humanoids use absolute encoders rather than "
+                               "incremental ones?")
+    more = response.metadata["more_from_book"]
+    assert [m["text"] for m in more] == [t for t, _, _ in response.draft.more]
+    for m, (_, source, probability) in zip(more, response.draft.more, strict=True):
+        chunk = response.draft.sources[source].chunk
+        assert (m["section_id"], m["chunk_id"], m["probability"]) == (
+            chunk.section_id, chunk.chunk_id, round(probability, 4))
+        assert m["url"].endswith(f"/docs/{chunk.module_id}/{chunk.chapter_id}#{chunk.section_id}")
+    refused = pipeline.answer("Which football club won the league in 1998?")
+    assert refused.status == "refused" and "more_from_book" not in refused.metadata
+
+
 def test_extractive_skips_code_tables_headings_and_lead_ins() -> None:
     hits = [make_hit("## Integral Action\n\nThe integral term removes the steady-state error "
                      "that remains under load. The integral term works like this:\n\n"

@@ -60,6 +60,24 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
 
 
+def test_the_passages_that_scored_next_are_shown_under_the_answer(app):
+    """More from the book: the three units the answerer ranked just below its quotes, each
+    linked to its section; not part of the answer text."""
+    ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    more = turn["answer_more"]
+    assert len(more) == 3 and all(m["text"] not in turn["answer_text"] for m in more)
+    assert [m["probability"] for m in more] == sorted((m["probability"] for m in more),
+                                                      reverse=True)
+    expander = next(e for e in app.expander if e.label.startswith("More from the book"))
+    assert expander.label == "More from the book: the 3 passage(s) that scored next"
+    shown = " ".join(m.value for m in expander.markdown)
+    for m in more:
+        assert f"*“{m['text']}”*" in shown
+        assert f"](book?module={m['module_id']}&chapter={m['chapter_id']}" in shown
+    assert expander.caption[0].value.startswith("Not part of the answer")
+
+
 def test_a_number_question_is_told_its_leading_unit_counts_for_more(app):
     """The confidence weighs the best unit's probability more when the question asks for a
     number or a definition; the caption says so (and does not for the "why" question above)."""

@@ -173,6 +173,20 @@ def test_summary_is_rounded_and_counts_exclusions():
                                      "correct": 3, "accuracy": 0.6}
 
 
+def test_accuracy_with_the_passages_shown_under_the_answer():
+    """correct_with_more: answered in scope, and the answer or the passages under it hold every
+    key fact; without passages it is plain correctness."""
+    more = [dataclasses.replace(HAND[1], found_with_more=(True, True)),  # o2: the rest below
+            dataclasses.replace(HAND[3], found_with_more=(True,)),  # refused: nothing shown
+            dataclasses.replace(HAND[6], found_with_more=())]  # out of scope: never right
+    assert [o.correct_with_more for o in more] == [True, False, False]
+    assert [o.correct_with_more for o in HAND] == [o.correct for o in HAND]
+    s = summarise_answers([*HAND[:1], more[0], *HAND[2:]])
+    assert (s["correct"], s["correct_with_more"], s["accuracy_with_more"]) == (2, 3, 0.6)
+    assert more[0].to_dict()["correct_with_more"] is True
+    assert HAND[5].to_dict()["correct_with_more"] is None  # no key facts: not judged
+
+
 # -- the answer pass on the real pipeline ---------------------------------------------------------
 
 QUESTIONS = [
@@ -201,6 +215,10 @@ def test_answer_pass_judges_what_the_pipeline_returns(offline, sample_settings):
         assert o.answered == (response.status in ("success", "partial")) and o.latency_ms > 0
         assert o.correct == (o.answered and q.in_scope
                              and contains_key_facts(response.answer, q.key_facts))
+        shown = " ".join([response.answer, *(m["text"] for m in
+                                             response.metadata.get("more_from_book", []))])
+        assert o.correct_with_more == (o.answered and q.in_scope
+                                       and contains_key_facts(shown, q.key_facts))
     code = outcomes[1]
     assert (code.answered, code.correct, code.held_by_gate) == (False, False, False)
     assert "capability_code" in code.reason_codes

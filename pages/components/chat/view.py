@@ -12,6 +12,7 @@ from pages.components.common.format import (
     answer_markdown,
     badges_markdown,
     highlight_sentences,
+    more_markdown,
     notice_lines,
     sentence_spans,
     sources_markdown,
@@ -146,6 +147,21 @@ def passage_used(turn: dict, latest: bool) -> None:
                     unsafe_allow_html=True)
 
 
+def more_from_book(turn: dict, latest: bool) -> None:
+    """The passages that scored next under an offline answer, each linked to its section: not
+    part of the answer, but often where the rest of it is. Open on the newest answer when its
+    confidence is low."""
+    more = turn.get("answer_more") or []
+    if not more or turn.get("status") == "refused":
+        return
+    low = turn.get("confidence_level") == "low"
+    with st.expander(f"More from the book: the {len(more)} passage(s) that scored next",
+                     icon=":material/library_books:", expanded=latest and low):
+        st.markdown(more_markdown(more, link_base_url()))
+        st.caption("Not part of the answer: the book's own sentences the answerer ranked just "
+                   "below the ones it quoted, with its probability that each holds the answer.")
+
+
 def render_answer(turn: dict, latest: bool = True) -> None:
     if turn.get("status") == "error":
         st.error(turn.get("error_message") or "Something went wrong.", icon=":material/error:")
@@ -163,5 +179,6 @@ def render_answer(turn: dict, latest: bool = True) -> None:
             st.caption(f":material/info: {message}")
     if caption := verdict_caption(turn):
         st.caption(caption)
+    more_from_book(turn, latest)
     passage_used(turn, latest)
     why_panel(turn)

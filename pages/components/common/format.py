@@ -202,6 +202,19 @@ def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> 
     return "\n".join(lines)
 
 
+def more_markdown(passages: Sequence[dict], base_url: str | None = None) -> str:
+    """One line per passage that scored next under an answer: the quote, then its linked section
+    and the answerer's probability that it holds the answer."""
+    lines = []
+    for p in passages:
+        title = _link_title(p.get("section_title") or "Section")
+        href = citation_href(p, base_url)
+        link = f"[{title}]({href})" if href else f"**{title}**"
+        text = _md_escape(p.get("text", "")).replace("\n", " ")
+        lines.append(f"- *“{text}”* — {link} · {float(p.get('probability') or 0):.2f}")
+    return "\n".join(lines)
+
+
 def drafted(record: dict) -> bool:
     """Whether an answer was drafted for the record (its stage latencies name a synthesis);
     True when they are unknown, as in a record written before stage latencies were kept."""

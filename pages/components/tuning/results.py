@@ -32,7 +32,8 @@ NUMBER = st.column_config.NumberColumn(format="%.3f", width="small")
 FIGURE_CONFIG = {"metric": st.column_config.TextColumn("Metric", width="medium"),
                  "current": NUMBER, "recommended": NUMBER, "chosen": NUMBER,
                  "change": st.column_config.NumberColumn("Δ rec. − current", format="%+.3f")}
-QUESTION_COLUMNS = ["question", "outcome", "correct", "answer_correct", "missing_facts",
+QUESTION_COLUMNS = ["question", "outcome", "correct", "answer_correct", "with_more",
+                    "missing_facts",
                     "fact_places", "confidence", "top_section", "best_blended", "expected",
                     "category", "scope", "answer"]
 QUESTION_CONFIG = {
@@ -50,6 +51,9 @@ QUESTION_CONFIG = {
     "answer_correct": st.column_config.CheckboxColumn(
         "Answer correct", width="small", help="The answer holds every key fact (empty: no key "
                                               "facts, or the answers were not checked)"),
+    "with_more": st.column_config.CheckboxColumn(
+        "With more", width="small", help="The answer together with the passages shown under it "
+                                         "(more from the book) holds every key fact"),
     "missing_facts": st.column_config.TextColumn("Key facts missing"),
     "fact_places": st.column_config.TextColumn(
         "Where the book has them", width="medium",
@@ -64,6 +68,7 @@ LEVEL_CONFIG = {"level": "Level", "count": st.column_config.NumberColumn(
                 "answered": "Answered", "correct": "Correct",
                 "accuracy": st.column_config.NumberColumn("Accuracy", format="percent")}
 ANSWER_METRICS = (("answer_accuracy", "Answer accuracy", "normal"),
+                  ("answer_with_more", "With the passages under it", "normal"),
                   ("answer_false_rate", "False answers", "inverse"),
                   ("ece", "Calibration error (ECE)", "inverse"),
                   ("auroc", "Confidence AUROC", "normal"))
@@ -169,7 +174,8 @@ def answer_summary(ev: Evaluation) -> None:
     st.caption(f"Recommended point vs current. Accuracy: answered with every key fact, over the "
                f"{graded} in-scope questions with key facts; "
                f"{sum(o.in_scope and not o.key_facts for o in first)} in-scope question(s) "
-               "without key facts count for retrieval only. ECE: the gap between confidence and "
+               "without key facts count for retrieval only. With the passages under it: the answer "
+               "or the passages shown under it (more from the book) hold every key fact. ECE: the gap between confidence and "
                "accuracy over 10 confidence bins (0 = calibrated). AUROC: how well confidence "
                "separates right answers from wrong ones (0.5 = not at all).")
     places = fact_place_summary(first)

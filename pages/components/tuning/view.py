@@ -35,6 +35,7 @@ FIGURES = {"f1": "F1", "recall_at_k": "Recall@k", "hit_at_k": "Hit@k", "mrr": "M
            "false_answer_rate": "False-answer rate (out of scope)", "accuracy": "Accuracy",
            "precision": "Precision"}
 ANSWER_FIGURES = {"answer_accuracy": "Answer accuracy (key facts)",
+                  "answer_with_more": "Answer or the passages under it hold the key facts",
                   "answer_false_rate": "False answers (answer pass)",
                   "ece": "Calibration error (ECE)", "auroc": "Confidence AUROC"}
 NEIGHBOURS = {"w-0.05": "dense − 0.05", "w+0.05": "dense + 0.05", "t-0.05": "threshold − 0.05",
@@ -123,6 +124,7 @@ def answer_figures(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | None]
     """The answer pass's headline figures, keyed as figures_frame expects."""
     summary = summarise_answers(outcomes)
     return {"answer_accuracy": summary["accuracy"],
+            "answer_with_more": summary["accuracy_with_more"],
             "answer_false_rate": summary["false_answer_rate"], "ece": summary["ece"],
             "auroc": summary["auroc"]}
 
@@ -157,7 +159,7 @@ def answer_columns(table: pd.DataFrame, outcomes: Sequence[AnswerOutcome] | None
     and where the book holds them, the status and the confidence."""
     table = table.copy()
     if outcomes is None:
-        table["answer_correct"] = None
+        table["answer_correct"] = table["with_more"] = None
         table["missing_facts"] = table["fact_places"] = ""
         table["answer_status"] = table["answer"] = ""
         table["confidence"] = None
@@ -165,6 +167,7 @@ def answer_columns(table: pd.DataFrame, outcomes: Sequence[AnswerOutcome] | None
     if [o.question for o in outcomes] != list(table["question"]):
         raise ValueError("answer outcomes and the question table list different questions")
     table["answer_correct"] = [o.correct if o.judged else None for o in outcomes]
+    table["with_more"] = [o.correct_with_more if o.judged else None for o in outcomes]
     table["missing_facts"] = ["; ".join(o.missing_facts) if o.answered or o.held_by_gate else
                               ("" if not o.key_facts else "(not answered)") for o in outcomes]
     table["fact_places"] = ["; ".join(p.describe() for p in o.fact_places) for o in outcomes]
