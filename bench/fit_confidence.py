@@ -44,14 +44,15 @@ from rag.tuning.answers import outcome_of  # noqa: E402
 from rag.tuning.questions import load_questions  # noqa: E402
 
 EVAL = ROOT / "data" / "eval"
-# Per book, its development sets: every labelled set but physical-ai-blind2.yaml, which is held
+# Per book, its development sets: every labelled set but physical-ai-blind3.yaml, which is held
 # out for reporting (fitting on it would make its figures say nothing about new questions).
-# physical-ai-blind.yaml was held out until 2026-11-24 and is a development set since.
+# physical-ai-blind.yaml and physical-ai-blind2.yaml were held out until 2026-11-24 and are
+# development sets since.
 DEFAULT_SETS = [
     (ROOT / "data" / "book", [EVAL / "questions.yaml"]),
     (ROOT.parent / "shared" / "data" / "physical-ai-book",
      [EVAL / f"physical-ai{part}.yaml" for part in ("", "-heldout", "-train1", "-train2", "-blind",
-                                                              "-oos")]),
+                                                              "-blind2", "-oos")]),
 ]
 MIN_ANSWERS = 10  # a level needs at least this many answers
 HIGH_TARGET, MEDIUM_TARGET = 0.9, 0.7  # the design's promise for "high" and "medium"

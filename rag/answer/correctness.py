@@ -55,6 +55,12 @@ key fact ("What causes it and how do I fix it?"). It became a development set an
 refit with it (262 answers): the seventh input's weight fell from 1.34 to 0.66; AUROC 0.716 /
 0.710, calibration error 0.044 / 0.056; "high" is rarer (15 of 262 answers, 14 right).
 
+Checked again on 2026-11-24 once physical-ai-blind2.yaml became a development set and a weak
+best unit no longer refuses an answer whose section retrieval found close
+(rag.answer.extractive.CLOSE_SECTION; 294 answers): these weights score AUROC 0.716 / 0.700 and
+calibration error 0.044 / 0.045 there, a refit 0.712 / 0.704, so they stay, and so do the level
+cut-offs (bench/fit_confidence.py finds the same two).
+
 That probability is the answer's whole confidence score: it is fitted on outcomes, so blending
 it with the retrieval score again (the design's 0.6 × retrieval + 0.4 × generation, kept for
 Claude's stated confidence) would only dilute it. On the labelled sets the retrieval score
