@@ -15,7 +15,8 @@ def test_the_record_is_json_ready_and_its_keys_are_audit_columns():
     record = to_record(make_response("What is a blended score?", score=0.9))
     assert json.loads(json.dumps(record)) == record
     record_only = {"answer_quotes", "answer_supports", "answer_runner_up", "answer_unquoted",
-                   "answer_coverage", "answer_asked", "clear_selection"}  # browser history only
+                   "answer_coverage", "answer_asked", "answer_more",
+                   "clear_selection"}  # browser history only
     assert set(record) - record_only <= set(COLUMN_NAMES)
     row = build_row(make_response(), log_id="L1", session_id="s", app_version="9")
     assert set(row) - record_only == set(COLUMN_NAMES)
