@@ -15,12 +15,14 @@ answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53
 When no unit supports the question, or the best is weak and the quotes hold little of what the
 question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
 nearby sentence is not an answer; unless retrieval's first section is very close in meaning to
-the question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. The draft's generation confidence is the probability that
-the answer is right, from the best unit's probability, its lead over the runner-up, the share of the
-evidence the answer leaves unquoted, whether the question asks for a number or a definition,
-how much of the question the quotes cover, whether the leading unit is in retrieval's first
-section and whether it came closer through the book's own question (rag.answer.correctness); it
-is the answer's whole confidence score.
+the question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. The
+draft's generation confidence is the probability that the answer is right, from the best unit's
+probability, its lead over the runner-up, the share of the evidence the answer leaves unquoted,
+whether the question asks for a number or a definition, how much of the question the quotes
+cover, whether the leading unit is in retrieval's first section and whether it came closer
+through the book's own question (rag.answer.correctness); it is the answer's whole confidence
+score. The units that scored next are kept with the draft (Draft.more) and shown under the
+answer as more from the book.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ audit log stores (its keys are the audit columns), and the Response read back fr
 Keys an audit row adds (log_id, session_id, client_id, app_version) are the log's, not the
 answer's; keys the audit table has no column for (answer_quotes, answer_supports,
 answer_runner_up, answer_unquoted, answer_coverage, answer_asked, answer_more, clear_selection)
-stay in the browser history only. The book (`book_id`, `book_title`) comes from the settings snapshot and
-is also put on each citation, so a link built from the citation alone knows which book it points
-into.
+stay in the browser history only. The book (`book_id`, `book_title`) comes from the settings
+snapshot and is also put on each citation, so a link built from the citation alone knows which
+book it points into.
 """
 
 from __future__ import annotations

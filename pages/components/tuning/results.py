@@ -174,9 +174,10 @@ def answer_summary(ev: Evaluation) -> None:
     st.caption(f"Recommended point vs current. Accuracy: answered with every key fact, over the "
                f"{graded} in-scope questions with key facts; "
                f"{sum(o.in_scope and not o.key_facts for o in first)} in-scope question(s) "
-               "without key facts count for retrieval only. With the passages under it: the answer "
-               "or the passages shown under it (more from the book) hold every key fact. ECE: the gap between confidence and "
-               "accuracy over 10 confidence bins (0 = calibrated). AUROC: how well confidence "
+               "without key facts count for retrieval only. With the passages under it: the "
+               "answer or the passages shown under it (more from the book) hold every key fact. "
+               "ECE: the gap between confidence and accuracy over 10 confidence bins "
+               "(0 = calibrated). AUROC: how well confidence "
                "separates right answers from wrong ones (0.5 = not at all).")
     places = fact_place_summary(first)
     if places:
