@@ -139,6 +139,25 @@ def test_selection_mode_answers_from_the_passage_and_highlights_it(app):
     assert not app.warning
 
 
+LONG_PASSAGE = PASSAGE + (
+    " An incremental encoder only counts ticks from where it started, so the robot must move each "
+    "joint to a reference switch before it knows where it is. Homing takes several seconds and "
+    "is unsafe when the robot lies on the floor. Absolute encoders cost more and need more "
+    "wires. Battery-backed counters lose their count when the battery runs flat.")
+
+
+def test_the_passages_that_scored_next_in_a_pasted_passage_are_named_so(app):
+    app.segmented_control(key="chat_mode").set_value("selection").run()
+    app.text_area(key="selection_input").input(LONG_PASSAGE).run()
+    ask(app, "Why do humanoids use absolute encoders?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    assert turn["mode_used"] == "selection" and turn["answer_more"]
+    assert all(m["text"] in LONG_PASSAGE for m in turn["answer_more"])
+    labels = [e.label for e in app.expander if e.label.startswith("More from")]
+    assert labels == [f"More from the passage: the {len(turn['answer_more'])} passage(s) that "
+                      "scored next"]
+
+
 def used_passages(at):
     return [e for e in at.expander if e.label.startswith("The passage this answer used")]
 

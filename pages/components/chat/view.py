@@ -155,10 +155,11 @@ def more_from_book(turn: dict, latest: bool) -> None:
     if not more or turn.get("status") == "refused":
         return
     low = turn.get("confidence_level") == "low"
-    with st.expander(f"More from the book: the {len(more)} passage(s) that scored next",
+    where = "the passage" if turn.get("mode_used") == "selection" else "the book"
+    with st.expander(f"More from {where}: the {len(more)} passage(s) that scored next",
                      icon=":material/library_books:", expanded=latest and low):
         st.markdown(more_markdown(more, link_base_url()))
-        st.caption("Not part of the answer: the book's own sentences the answerer ranked just "
+        st.caption(f"Not part of the answer: {where}'s own sentences the answerer ranked just "
                    "below the ones it quoted, with its probability that each holds the answer.")
 
 
