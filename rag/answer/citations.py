@@ -36,6 +36,15 @@ def build_url(template: str, base_url: str, chunk: Chunk) -> str:
     return f"{scheme}{sep}{re.sub(r'/{2,}', '/', rest)}"
 
 
+def chunk_location(chunk: Chunk, template: str, base_url: str) -> dict:
+    """Where a chunk is, as a citation names it: its link (build_url), ids, title and pages."""
+    return {"url": build_url(template, base_url, chunk), "chunk_id": chunk.chunk_id,
+            "module_id": chunk.module_id, "chapter_id": chunk.chapter_id,
+            "section_id": chunk.section_id, "section_title": chunk.section_title,
+            "page": chunk.page, "page_end": chunk.page_end,
+            "stable": chunk.stable and bool(chunk.section_id)}
+
+
 def pick_excerpt(chunk_text: str, near: str = "") -> str:
     """30-50 words of the chunk, starting at the sentence the answer quoted when there is one;
     links keep their text and images go."""
@@ -118,13 +127,9 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
         source, quote = next(((t, q) for q in mine for t in texts if _contains(t, q)),
                              (mine[0], mine[0]) if mine else (hit.chunk.text, ""))
         excerpt = pick_excerpt(source, quote)
-        c = hit.chunk
         citations.append(Citation(
-            marker=f"S{n}", text=display_text(c, excerpt),
-            url=build_url(template, base_url, c), chunk_id=c.chunk_id, module_id=c.module_id,
-            chapter_id=c.chapter_id, section_id=c.section_id, section_title=c.section_title,
-            page=c.page, page_end=c.page_end, excerpt=excerpt, confidence=hit.blended,
-            stable=c.stable and bool(c.section_id)))
+            marker=f"S{n}", text=display_text(hit.chunk, excerpt), excerpt=excerpt,
+            confidence=hit.blended, **chunk_location(hit.chunk, template, base_url)))
     return CitedAnswer(text, tuple(citations), unresolved, count_uncited(text))
 
 

@@ -28,7 +28,7 @@ answer as more from the book.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -170,10 +170,10 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                                     chosen[0].unit.source == 0, bool(lead_asked))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
-    draft = _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
-                   tuple(s.probability for s in chosen), sources,
-                   round(confidence, 4), runner_up, unquoted, covered, lead_asked)
-    return replace(draft, more=more_units(scored, chosen))
+    return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
+                  tuple(s.probability for s in chosen), sources,
+                  round(confidence, 4), runner_up, unquoted, covered, lead_asked,
+                  more_units(scored, chosen))
 
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
@@ -208,11 +208,12 @@ def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:
 def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
            runner_up: float | None = None, unquoted: float | None = None,
-           covered: float | None = None, asked: str | None = None) -> Draft:
+           covered: float | None = None, asked: str | None = None,
+           more: tuple[tuple[str, int, float], ...] = ()) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
                  runner_up=runner_up, unquoted=unquoted, coverage=covered, asked=asked,
-                 calibrated=runner_up is not None)
+                 more=more, calibrated=runner_up is not None)

@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from rag.answer import guardrails as g
-from rag.answer.citations import build_url, cite
+from rag.answer.citations import chunk_location, cite
 from rag.answer.claims import unsupported_verdicts
 from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confidence
 from rag.answer.context import ContextDecision
@@ -106,15 +106,10 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
 def more_from_book(draft: Draft, template: str, base_url: str) -> list[dict[str, Any]]:
     """The units that scored next under an extractive answer (Draft.more), each with the section
     it is from and that section's link, as a citation names them (not part of the answer)."""
-    out = []
-    for text, source, probability in draft.more:
-        c = draft.sources[source].chunk
-        out.append({"text": text, "probability": round(float(probability), 4),
-                    "url": build_url(template, base_url, c), "chunk_id": c.chunk_id,
-                    "module_id": c.module_id, "chapter_id": c.chapter_id,
-                    "section_id": c.section_id, "section_title": c.section_title,
-                    "chapter_title": c.chapter_title, "page": c.page, "stable": c.stable})
-    return out
+    return [{"text": text, "probability": round(float(probability), 4),
+             "chapter_title": draft.sources[source].chunk.chapter_title,
+             **chunk_location(draft.sources[source].chunk, template, base_url)}
+            for text, source, probability in draft.more]
 
 
 def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retrieval: Retrieval,

@@ -163,6 +163,10 @@ class LexicalIndex:
                               "rebuild it with `python -m rag ingest --rebuild`.") from e
         return cls(retriever, size)
 
+    def words(self) -> frozenset[str] | None:
+        """The stems bm25s indexed (its "" is padding), or None for an index built on nothing."""
+        return frozenset(self._vocab) - {""} if self._retriever is not None else None
+
     def scores(self, query: str) -> np.ndarray:
         """Raw BM25 score of every chunk for this query (zeros when no term is known)."""
         tokens = [t for t in tokenize(query) if t in self._vocab]
@@ -205,11 +209,10 @@ def book_vocabulary(index) -> frozenset[str]:
     are tokenized again (44 ms for the Physical AI book)."""
     key = ("vocabulary", id(index.chunks))
     if key not in index.derived:
-        lexical = index.lexical
-        index.derived[key] = frozenset(lexical._vocab) - {""} if \
-            isinstance(lexical, LexicalIndex) and lexical._retriever is not None else frozenset(
-                stem for c in index.chunks if c.source == "book"
-                for stem in tokenize(embed_text_for(c.heading_path, c.text)))
+        words = index.lexical.words() if isinstance(index.lexical, LexicalIndex) else None
+        index.derived[key] = words if words is not None else frozenset(
+            stem for c in index.chunks if c.source == "book"
+            for stem in tokenize(embed_text_for(c.heading_path, c.text)))
     return index.derived[key]
 
 

@@ -186,13 +186,18 @@ def answer_markdown(answer: str, citations: Sequence[dict], base_url: str | None
     return MARKER_RE.sub(replace, _md_escape(answer))
 
 
+def _section_link(entry: dict, base_url: str | None) -> str:
+    """A citation's (or a passage's) section title, linked when it has somewhere to go."""
+    title = _link_title(entry.get("section_title") or "Selected text")
+    href = citation_href(entry, base_url)
+    return f"[{title}]({href})" if href else f"**{title}**"
+
+
 def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> str:
     """One numbered line per citation: linked section title, page, excerpt."""
     lines = []
     for i, c in enumerate(citations, start=1):
-        title = _link_title(c.get("section_title") or "Selected text")
-        href = citation_href(c, base_url)
-        link = f"[{title}]({href})" if href else f"**{title}**"
+        link = _section_link(c, base_url)
         page = f" · page {c['page']}" if c.get("page") else ""
         if c.get("page") and c.get("page_end") and c["page_end"] != c["page"]:
             page = f" · pages {c['page']}–{c['page_end']}"
@@ -207,11 +212,9 @@ def more_markdown(passages: Sequence[dict], base_url: str | None = None) -> str:
     and the answerer's probability that it holds the answer."""
     lines = []
     for p in passages:
-        title = _link_title(p.get("section_title") or "Section")
-        href = citation_href(p, base_url)
-        link = f"[{title}]({href})" if href else f"**{title}**"
         text = _md_escape(p.get("text", "")).replace("\n", " ")
-        lines.append(f"- *“{text}”* — {link} · {float(p.get('probability') or 0):.2f}")
+        lines.append(f"- *“{text}”* — {_section_link(p, base_url)} · "
+                     f"{float(p.get('probability') or 0):.2f}")
     return "\n".join(lines)
 
 
