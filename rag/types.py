@@ -185,6 +185,9 @@ class Draft:
     # extractive: the units that scored next and are not quoted, best first, as (text, index of
     # the source in `sources`, probability): shown under the answer as more from the book
     more: tuple[tuple[str, int, float], ...] = ()
+    # extractive refusal: the quantities the question asks a value of that the units it would
+    # have quoted do not state, by name ("mass (kg, g, lb)"; rag.answer.quantity)
+    unstated: tuple[str, ...] = ()
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

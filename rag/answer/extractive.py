@@ -15,7 +15,10 @@ answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53
 When no unit supports the question, or the best is weak and the quotes hold little of what the
 question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
 nearby sentence is not an answer; unless retrieval's first section is very close in meaning to
-the question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. The
+the question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. A
+question that asks for a measured quantity (a payload, a torque, a year: rag.answer.quantity) is
+answered only by quotes that state one of that kind: led by the likeliest unit that does, if any
+reaches the support floor, or else refused, naming what the passages do not give. The
 draft's generation confidence is the probability that the answer is right, from the best unit's
 probability, its lead over the runner-up, the share of the evidence the answer leaves unquoted,
 whether the question asks for a number or a definition, how much of the question the quotes
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.answer import quantity
 from rag.answer.correctness import answer_probability
 from rag.answer.evidence import EvidenceUnit, gather_sources, source_units
 from rag.answer.llm import NOT_COVERED_SENTENCE
@@ -103,14 +107,15 @@ def quotable_units(scored: list[Scored]) -> list[Scored]:
     return kept or scored
 
 
-def choose(scored: list[Scored], max_units: int, question: str) -> list[Scored]:
-    """The best unit, then up to max_units - 1 more that are close to it (in its section, or
-    likely enough elsewhere, where nothing near it comes close), preferring those that cover
-    what the others leave out of the question; best first, the rest in book order. Only
-    quotable_units() are chosen."""
+def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | None = None
+           ) -> list[Scored]:
+    """The best unit (or `lead`), then up to max_units - 1 more that are close to it (in its
+    section, or likely enough elsewhere, where nothing near it comes close), preferring those
+    that cover what the others leave out of the question; best first, the rest in book order.
+    Only quotable_units() are chosen."""
     terms = set(tokenize(question))
     scored = quotable_units(scored)
-    best = max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
+    best = lead or max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
     chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
         options = []
@@ -159,6 +164,16 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
     best, covered = chosen[0].probability, coverage(idf, chosen)
+    missing = quantity.unstated(question, [s.unit.text for s in chosen])
+    if missing:  # "What payload can X lift?" answered by a sentence that names X and no mass
+        stating = [s for s in quotable_units(scored) if s.probability >= SUPPORT_FLOOR and
+                   not quantity.unstated(question, [s.unit.text])]
+        if not stating:
+            return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4),
+                          unstated=missing)
+        chosen = choose(scored, max(1, max_sentences), question, max(
+            stating, key=lambda s: (s.probability, -s.unit.source, -s.unit.position)))
+        best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
     if weak and sources[0].dense < CLOSE_SECTION:
         return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
@@ -209,11 +224,12 @@ def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
            runner_up: float | None = None, unquoted: float | None = None,
            covered: float | None = None, asked: str | None = None,
-           more: tuple[tuple[str, int, float], ...] = ()) -> Draft:
+           more: tuple[tuple[str, int, float], ...] = (), unstated: tuple[str, ...] = ()
+           ) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
                  runner_up=runner_up, unquoted=unquoted, coverage=covered, asked=asked,
-                 more=more, calibrated=runner_up is not None)
+                 more=more, unstated=unstated, calibrated=runner_up is not None)

@@ -86,6 +86,8 @@ def asks_realtime(question: str) -> bool:
 
 NOT_COVERED = ("I can only answer questions based on {book}. This topic isn't covered in the "
                "available material.")
+NOT_STATED = ("I can only answer questions based on {book}. The passages closest to this question "
+              "give no {values}.")
 NO_CODE = ("I can explain concepts from the book but cannot write code or provide "
            "implementation details.")
 CODE_SECTIONS = " The book's own code examples are in: {names}."
@@ -161,9 +163,10 @@ def unknown_names(question: str, known: Container[str]) -> list[str]:
 
 def check_content(best_score: float, threshold: float, question: str, book: str,
                   nearest: Iterable[str] = (), off_topic: Iterable[str] = (),
-                  unknown: Sequence[str] = ()) -> Verdict | None:
+                  unknown: Sequence[str] = (), unstated: Sequence[str] = ()) -> Verdict | None:
     """A configured off-topic keyword, a name the book never mentions (`unknown`:
-    unknown_names()), or nothing relevant above the threshold."""
+    unknown_names()), or nothing relevant above the threshold; `unstated`: the values the
+    question asks for that the passages closest to it do not give (rag.answer.quantity)."""
     lowered = question.lower()
     hit = next((k for k in off_topic if re.search(rf"\b{re.escape(k.lower())}\b", lowered)), None)
     if hit:
@@ -176,6 +179,8 @@ def check_content(best_score: float, threshold: float, question: str, book: str,
     if best_score >= threshold:
         return None
     message = NOT_COVERED.format(book=book)
+    if unstated:
+        message = NOT_STATED.format(book=book, values=" and no ".join(unstated))
     names = list(nearest)
     if names:
         message += " The nearest sections are: " + "; ".join(names) + "."

@@ -35,7 +35,8 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     s = turn.settings
     verdicts: list[Verdict] = []
     if says_not_covered(draft.text) and not cited.citations:
-        verdicts.append(g.check_content(0.0, 1.0, turn.question, s.resolved_title, nearest))
+        verdicts.append(g.check_content(0.0, 1.0, turn.question, s.resolved_title, nearest,
+                                        unstated=draft.unstated))
     else:
         # a cited (Claude) draft had every sentence checked as a claim: an uncited one already
         # has its own verdict, so the marker count of uncited sentences would report it twice

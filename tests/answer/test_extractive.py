@@ -42,8 +42,9 @@ MIN_CORRECT_PHYSICAL_AI = 46
 # Of the 40 out-of-scope questions that share the Physical AI book's topic
 # (data/eval/physical-ai-oos.yaml), 20 were answered before a weak unit that misses most of the
 # question became a refusal (rag.answer.extractive.COVERAGE_FLOOR), 9 after, 7 once a name the
-# book never mentions is refused (rag.answer.guardrails.unknown_names): a ceiling of 8.
-MAX_TOPICAL_ANSWERED = 8
+# book never mentions is refused (rag.answer.guardrails.unknown_names), 3 once a quantity no quote
+# states is refused (rag.answer.quantity): a ceiling of 4.
+MAX_TOPICAL_ANSWERED = 4
 TABLE_QUESTIONS = [  # their sections hold Markdown tables, flattened into the chunk text
     "Roughly how many encoders, IMUs and cameras does a full-size humanoid carry, and at what "
     "rates?",
@@ -136,8 +137,8 @@ def test_extractive_refuses_when_nothing_supports_the_question() -> None:
 
 
 @pytest.mark.parametrize("question, probability, refused", [
-    ("What is the weight and battery life of a Velodyne VLP-16 puck?", 0.2, True),  # topic only
-    ("What is the weight and battery life of a Velodyne VLP-16 puck?", 0.3, False),  # likely
+    ("How is a Velodyne VLP-16 puck mounted and powered on a mobile base?", 0.2, True),  # topic
+    ("How is a Velodyne VLP-16 puck mounted and powered on a mobile base?", 0.3, False),  # likely
     ("Which companies make 3D lidars that scan in full 360 degrees?", 0.2, False),  # covered
 ])
 def test_a_weak_unit_that_misses_most_of_the_question_is_no_answer(

@@ -1,0 +1,112 @@
+"""Measured quantities a question asks for, and whether a quote states one of that kind.
+
+"What payload can the Spot arm lift?" wants a mass, "What is the peak torque of the H1's knee
+motors?" a torque, "... in degrees per hour?" a value in that unit. A sentence that names the
+robot or the sensor without such a value is about the question's topic, not its answer, and the
+offline answerer refuses it (rag.answer.extractive) instead of quoting it: on the development
+sets (data/eval/*.yaml but the held-out physical-ai-blind3.yaml) this refuses 7 of the 11
+out-of-scope questions that were answered, and no right answer (3 in-scope questions ask for one
+of these quantities; all three answers state it).
+
+Only a clause that asks for the quantity counts ("What is the peak torque ...", "How much does X
+weigh", "in what year ..."), not one that mentions it: "a torque sensor", "velocity commands",
+"the weight shift", "How can I speed it up?" ask for no value. The kinds are those a spec sheet
+gives, which a book quotes rarely and a reader asks about often: speed, mass (payload, weight),
+torque, price, a model's parameter count, runtime on a battery, a year.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# a value, or a range of values, before its unit: "60 kg", "1.5 m/s", "0.1-0.2 m/s", "1,800"
+VALUE = r"\d[\d,.]*\s?(?:[–—-]\s?\d[\d,.]*\s?)?"
+# "What is the (maximum) X ...": the clause opens by asking for X
+WHAT_IS = (r"^\W*what(?:'s| is| are| was| were| would be)?\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?"
+           r"(?:(?!(?:does|do|did|can|could|should|would|will|is|are)\b)[\w/-]+\s+){0,3}?")
+# the quantity's word, not the first part of another ("torque-controlled", "speed-up")
+END = r"(?![\w-])"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str  # how a reader is told what is missing: "mass (kg, g, lb)"
+    asks: re.Pattern[str]  # a clause of the question that asks for it
+    states: re.Pattern[str]  # a value of this kind in a quote
+
+
+def _quantity(name: str, asks: str, states: str) -> Quantity:
+    return Quantity(name, re.compile(asks, re.I), re.compile(states, re.I))
+
+
+QUANTITIES = (
+    _quantity("speed (m/s, km/h)",
+              WHAT_IS + r"(?:speed|velocity)" + END + r"(?!\s+commands?)",
+              rf"{VALUE}(?:m/s|km/h|kph|mph|rad/s|°/s|deg/s|rpm|m/min)(?!\w)|"
+              rf"{VALUE}(?:m|km|meters?|metres?|miles?) (?:per|an|a) (?:second|hour|minute)\b"),
+    _quantity("mass (kg, g, lb)",
+              WHAT_IS + r"(?:payload|weight|mass)" + END + r"(?!\s+shift)|"
+              r"^\W*how (?:much|heavy)\b.*\bweighs?\b|^\W*how heavy\b|^\W*what payload\b",
+              rf"{VALUE}(?:kg|g|lbs?|grams?|kilograms?|pounds?|tonnes?|tons?)\b"),
+    _quantity("torque (N·m)",
+              WHAT_IS + r"torque" + END + r"(?!\s+sensors?)",
+              rf"{VALUE}(?:n·?m|n-m|n m|nm|newton[- ]met(?:er|re)s?|kgf·?cm)\b"),
+    _quantity("price",
+              WHAT_IS + r"(?:price|cost)" + END + r"|^\W*what (?:does|do|did|would|will)\b.*"
+              r"\bcost\b|^\W*how much (?:does|do|is|are|would|will|did)\b.*\b(?:cost|selling|"
+              r"sell|priced?)\b",
+              rf"[$€£]\s?\d|{VALUE}(?:usd|eur|dollars?|euros?)\b"),
+    _quantity("parameter count",
+              r"\bhow many parameters\b|\bparameter count\b",
+              rf"{VALUE}(?:[bmk]|billion|million|thousand|bn)\b"),
+    _quantity("runtime (h, min)",
+              r"\bbattery (?:life|lasts?)\b|\blast on (?:a|one) (?:single )?charge\b|\bruntime\b|"
+              r"\bhow long can (?:it|the \w+|a \w+(?: \w+)?) (?:fly|run|last|operate)\b",
+              rf"{VALUE}(?:h|hrs?|hours?|min|minutes?|mins?|s|seconds?)\b"),
+    _quantity("year",
+              r"\b(?:in )?(?:what|which) year\b|"
+              r"\bwhen was\b.*\b(?:founded|started|released|created|launched|introduced)\b",
+              r"\b(?:1[6-9]|20)\d\d\b"),
+)
+BY_KIND = {q.name.split(" (")[0]: q for q in QUANTITIES}
+# "..., in grams?": the question names the unit it wants the value in
+IN_UNIT = re.compile(r"\bin (grams|kilograms|kg|pounds|euros|dollars|degrees per hour|"
+                     r"degrees per second|milliseconds|seconds|hertz|hz|watts|volts|"
+                     r"newton[- ]met(?:er|re)s?)\s*\?*\s*$", re.I)
+EXPLICIT = {
+    "grams": BY_KIND["mass"], "kilograms": BY_KIND["mass"], "kg": BY_KIND["mass"],
+    "pounds": BY_KIND["mass"], "euros": BY_KIND["price"], "dollars": BY_KIND["price"],
+    "degrees per hour": _quantity("value in degrees per hour", "", r"°\s?/\s?h|deg(?:rees)?\s?"
+                                  r"/\s?h|degrees? per hour"),
+    "degrees per second": _quantity("value in degrees per second", "", r"°\s?/\s?s\b|deg(?:"
+                                    r"rees)?\s?/\s?s\b|degrees? per second"),
+    "milliseconds": _quantity("value in milliseconds", "", r"\d\s?ms\b|milliseconds?"),
+    "seconds": _quantity("value in seconds", "", r"\d\s?(?:s|sec|seconds?)\b"),
+    "hertz": _quantity("value in hertz", "", r"\d\s?(?:k|m|g)?hz\b|hertz"),
+    "watts": _quantity("value in watts", "", r"\d\s?(?:k)?w\b|watts?"),
+    "volts": _quantity("value in volts", "", r"\d\s?v\b|volts?"),
+}
+EXPLICIT["hz"] = EXPLICIT["hertz"]
+# A question in parts: "What is the top speed of X, and how long does its battery last?"
+CLAUSES = re.compile(r",\s*(?:and|or)\s+|\s+and\s+(?=(?:how|what|which|where|who|when|why|in "
+                     r"what)\b)|;\s*", re.I)
+
+
+def asked_quantities(question: str) -> tuple[Quantity, ...]:
+    """The quantities a question asks for, one per kind, in the order it asks them."""
+    unit = IN_UNIT.search(question)
+    if unit:
+        word = unit.group(1).lower()
+        return (BY_KIND["torque"] if word.startswith("newton") else EXPLICIT[word],)
+    asked: list[Quantity] = []
+    for clause in CLAUSES.split(question):
+        asked.extend(q for q in QUANTITIES if q not in asked and q.asks.search(clause))
+    return tuple(asked)
+
+
+def unstated(question: str, quotes: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """What the question asks a value of that none of the quotes states, by name ("mass (kg,
+    g, lb)"); empty when it asks none or the quotes state each."""
+    text = " ".join(quotes)
+    return tuple(q.name for q in asked_quantities(question) if not q.states.search(text))

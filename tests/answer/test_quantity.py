@@ -1,0 +1,136 @@
+"""A question that asks for a measured quantity is answered only by quotes that state one of
+that kind: a sentence naming the robot without its payload is the topic, not the answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag.answer import guardrails as g
+from rag.answer.extractive import extractive_draft
+from rag.answer.llm import NOT_COVERED_SENTENCE
+from rag.answer.quantity import asked_quantities, unstated
+from tests.answer.test_extractive import make_hit
+
+BOOK = "Foundations of Physical AI"
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("What payload can the Boston Dynamics Spot arm lift?", ["mass (kg, g, lb)"]),
+    ("What's the maximum payload the Go2 can carry on its back?", ["mass (kg, g, lb)"]),
+    ("How much does a Velodyne VLP-16 weigh?", ["mass (kg, g, lb)"]),
+    ("What is the peak torque of the knee motors on the H1?", ["torque (N·m)"]),
+    ("What is the top walking speed of the G1, and how long does its battery last on one "
+     "charge?", ["speed (m/s, km/h)", "runtime (h, min)"]),
+    ("Who founded Figure AI, and in what year was the company started?", ["year"]),
+    ("How many parameters does the RT-2 model have?", ["parameter count"]),
+    ("How much is a Unitree Go2 Edu selling for?", ["price"]),
+    ("What would the hybrid lab option cost in total?", ["price"]),
+    ("What is the gyroscope bias instability of the BNO055, in degrees per hour?",
+     ["value in degrees per hour"]),
+    ("How much does the RealSense D455 camera weigh, in grams?", ["mass (kg, g, lb)"]),
+    ("What peak torque does the knee need, in newton meters?", ["torque (N·m)"]),
+])
+def test_questions_that_ask_for_a_quantity(question, kinds) -> None:
+    assert [q.name for q in asked_quantities(question)] == kinds
+
+
+@pytest.mark.parametrize("question", [
+    "Where are six-axis force/torque sensors placed on a humanoid?",  # a torque sensor
+    "Which Gazebo plugin drives my robot from velocity commands?",
+    "Why does preview control look at footsteps before the weight shift happens?",
+    "My Gazebo simulation is lagging badly. How can I speed it up?",
+    "Why does a reward based only on forward speed produce useless walking?",
+    "How stiff should an arm be when it carries a payload?",
+    "What is gained by putting a torque sensor in every joint?",
+    "How many degrees of freedom does a humanoid have?",  # a number, of no kind checked here
+])
+def test_questions_that_mention_a_quantity_without_asking_for_it(question) -> None:
+    assert asked_quantities(question) == ()
+
+
+@pytest.mark.parametrize(("question", "quote", "missing"), [
+    ("What payload can the arm lift?", "The arm lifts up to 11 kg at full reach.", ()),
+    ("What payload can the arm lift?", "The arm carries 2.5-3 lbs.", ()),
+    ("What payload can the arm lift?", "Boston Dynamics - Atlas and Spot demonstrations",
+     ("mass (kg, g, lb)",)),
+    ("What payload can the Go2 carry?", "Robot: Unitree Go2 Edu (~$1,800 - $3,000).",
+     ("mass (kg, g, lb)",)),  # a price is no mass
+    ("What walking speed does ISO 13855 assume?", "It uses a walking speed of 1.6 m/s.", ()),
+    ("What is the peak torque of the knee?", "Knee actuators peak at 360 N·m.", ()),
+    ("What is the peak torque of the knee?", "Provides 6-axis force/torque measurements",
+     ("torque (N·m)",)),
+    ("How many parameters does RT-2 have?", "RT-2 has 55B parameters.", ()),
+    ("How many parameters does RT-2 have?", '"RT-2: Vision-language-action models." arXiv '
+     "preprint arXiv:2212.06817.", ("parameter count",)),
+    ("When was the company founded?", "Figure AI (Figure 01); Tesla (Optimus)", ("year",)),
+    ("In what year was the company started?", "Founded in 2022 in Sunnyvale.", ()),
+    ("What is the top speed, and how long does its battery last on one charge?",
+     "Walking speed: up to 2 m/s.", ("runtime (h, min)",)),
+])
+def test_a_quote_states_the_quantity_or_it_is_unstated(question, quote, missing) -> None:
+    assert unstated(question, [quote]) == missing
+
+
+def test_a_quantity_no_quote_states_is_refused_and_named(monkeypatch) -> None:
+    """However likely the unit, a question that asks for a mass is not answered by one that
+    names the robot and no mass; the refusal says what was missing. With the mass in the
+    evidence it is answered."""
+    import rag.answer.extractive as extractive
+
+    monkeypatch.setattr(extractive, "unit_probabilities", lambda features: features[:, 0] + 0.5)
+    question = "What payload can the Spot arm lift?"
+    hits = [make_hit("Boston Dynamics demonstrations show Spot and its arm.", "a", 0.7)]
+    refused = extractive_draft(question, hits)
+    assert refused.text == NOT_COVERED_SENTENCE and refused.quotes == ()
+    assert refused.unstated == ("mass (kg, g, lb)",) and not refused.calibrated
+    answered = extractive_draft(question, [make_hit("The Spot arm lifts up to 11 kg.", "b", 0.7)])
+    assert answered.quotes == ("The Spot arm lifts up to 11 kg.",) and answered.unstated == ()
+
+
+def test_the_refusal_names_what_the_passages_do_not_give() -> None:
+    verdict = g.check_content(0.0, 1.0, "q", BOOK, ["Sensing › Force"],
+                              unstated=("speed (m/s, km/h)", "runtime (h, min)"))
+    assert (verdict.reason_code, verdict.action) == (g.CONTENT_NOT_COVERED, "override")
+    assert verdict.message == (
+        f"I can only answer questions based on {BOOK}. The passages closest to this question "
+        "give no speed (m/s, km/h) and no runtime (h, min). The nearest sections are: "
+        "Sensing › Force.")
+
+
+@pytest.mark.parametrize(("question", "refused"), [
+    ("What walking speed does ISO 13855 assume for an approaching person?", False),
+    ("What payload can a full-size humanoid carry in its hands?", True),
+    ("What is the top running speed of a full-size humanoid?", True),
+])
+def test_quantities_through_the_pipeline(pipeline, question, refused) -> None:
+    """On the sample book: the speed it states is answered with it; a payload it never gives is
+    refused, naming what is missing, instead of quoting a sentence about humanoids."""
+    response = pipeline.answer(question)
+    if refused:
+        assert response.status == "refused"
+        assert response.reason_codes[0] == g.CONTENT_NOT_COVERED  # and its low confidence
+        assert " give no mass (kg, g, lb)." in response.answer or \
+            " give no speed (m/s, km/h)." in response.answer
+        assert response.citations == ()
+    else:
+        assert response.status != "refused" and "1.6 m/s" in response.answer, response.answer
+
+
+def test_a_likely_unit_that_states_the_quantity_leads_instead_of_a_likelier_one(
+        monkeypatch) -> None:
+    """The model's best unit names the arm and no mass; one that states the mass and is likely
+    enough on its own (SUPPORT_FLOOR) answers instead, ahead of it. Under the floor, refused."""
+    import rag.answer.extractive as extractive
+
+    question = "What payload can the Spot arm lift?"
+    hits = [make_hit("Boston Dynamics demonstrations show Spot and its arm. The arm lifts up to "
+                     "11 kg at full reach.", "a", 0.7)]
+    for mass_probability, refused in ((0.3, False), (0.05, True)):
+        monkeypatch.setattr(extractive, "unit_probabilities", lambda features, p=mass_probability:
+                            np.array([0.9, p][:len(features)]))
+        draft = extractive_draft(question, hits, max_sentences=1)
+        assert (draft.text == NOT_COVERED_SENTENCE) is refused
+        if not refused:
+            assert draft.quotes == ("The arm lifts up to 11 kg at full reach.",)
+            assert draft.runner_up == 0.9  # the model's own best, which states no mass
