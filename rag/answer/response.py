@@ -34,7 +34,8 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     relevance they vouched for, so low confidence caveats the answer instead of refusing it."""
     s = turn.settings
     verdicts: list[Verdict] = []
-    if says_not_covered(draft.text) and not cited.citations:
+    not_covered = says_not_covered(draft.text) and not cited.citations
+    if not_covered:
         verdicts.append(g.check_content(0.0, 1.0, turn.question, s.resolved_title, nearest,
                                         unstated=draft.unstated))
     else:
@@ -48,7 +49,9 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     hedge = None if draft.provider == "extractive" else g.check_hedges(cited.text, s.hedge_words)
     if hedge:
         verdicts.append(hedge)
-    decision = gate(confidence.score, s.gate_answer, s.gate_caveat)
+    # a draft that says the excerpts do not cover the question is already refused for it: a
+    # confidence caveat or refusal on top would tell the reader the same thing twice
+    decision = GATE_ANSWER if not_covered else gate(confidence.score, s.gate_answer, s.gate_caveat)
     if decision == GATE_REFUSE and not user_chosen:
         message = g.NOT_COVERED.format(book=s.resolved_title)
         if nearest:
