@@ -25,7 +25,16 @@ from rag.config import PROJECT_ROOT
 from rag.providers.base import Embedder
 from rag.retrieval.hybrid import CandidatePool, rank_candidates
 from rag.tuning.questions import Question
-from rag.types import Chunk, Citation, Confidence, Draft, Response, RetrievalSettings, Verdict
+from rag.types import (
+    Chunk,
+    Citation,
+    Confidence,
+    Draft,
+    Hit,
+    Response,
+    RetrievalSettings,
+    Verdict,
+)
 
 SAMPLE_BOOK = PROJECT_ROOT / "data" / "book"
 SAMPLE_QUESTIONS = PROJECT_ROOT / "data" / "eval" / "questions.yaml"
@@ -158,6 +167,16 @@ def make_chunk(i: int, chapter: str = "ch1", section: str | None = None) -> Chun
                  section_id=section or f"s{i}", section_title=f"Section {i}",
                  chapter_title="Chapter", heading_path=("Chapter", f"Section {i}"), stable=True,
                  page=i, ordinal=0, token_count=10)
+
+
+def make_hit(text: str, section_id: str, blended: float = 0.5, chunk_id: str = "") -> Hit:
+    """A selected hit of one PID-chapter section holding `text` (dense score = blended)."""
+    chunk = Chunk(chunk_id=chunk_id or f"c-{section_id}", text=text, module_id="control",
+                  chapter_id="pid-control", section_id=section_id, section_title=section_id.title(),
+                  chapter_title="PID Control", heading_path=("PID Control",), stable=True,
+                  page=None, ordinal=0, token_count=len(text.split()))
+    return Hit(chunk, dense=blended, bm25_raw=0.0, bm25=0.0, blended=blended, rank=1,
+               passed=True, selected=True)
 
 
 def make_retrieval(question: str, n_candidates: int = 8, seed: int = 0):

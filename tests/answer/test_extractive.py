@@ -20,8 +20,7 @@ from rag.retrieval.hybrid import retrieve
 from rag.tuning.answers import ANSWERED, answer_pass
 from rag.tuning.key_facts import contains_key_facts
 from rag.tuning.questions import load_questions
-from rag.types import Chunk, Hit
-from tests.builders import SAMPLE_QUESTIONS, shared_path
+from tests.builders import SAMPLE_QUESTIONS, make_hit, shared_path
 
 BOOK = "Foundations of Physical AI"
 QUESTION = "What does the integral term of a PID controller correct?"
@@ -55,15 +54,6 @@ TABLE_QUESTIONS = [  # their sections hold Markdown tables, flattened into the c
 def plain(text: str) -> str:
     """Book text as the extractive answerer sees it: one space between words, no ** or __."""
     return re.sub(r"\*\*|__", "", " ".join(text.split()))
-
-
-def make_hit(text: str, section_id: str, blended: float = 0.5, chunk_id: str = "") -> Hit:
-    chunk = Chunk(chunk_id=chunk_id or f"c-{section_id}", text=text, module_id="control",
-                  chapter_id="pid-control", section_id=section_id, section_title=section_id.title(),
-                  chapter_title="PID Control", heading_path=("PID Control",), stable=True,
-                  page=None, ordinal=0, token_count=len(text.split()))
-    return Hit(chunk, dense=blended, bm25_raw=0.0, bm25=0.0, blended=blended, rank=1,
-               passed=True, selected=True)
 
 
 def sentences_with_markers(text: str) -> list[tuple[str, int]]:

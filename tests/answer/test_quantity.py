@@ -10,7 +10,7 @@ from rag.answer import guardrails as g
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.quantity import asked_quantities, unstated
-from tests.answer.test_extractive import make_hit
+from tests.builders import make_hit
 
 BOOK = "Foundations of Physical AI"
 
