@@ -2,11 +2,12 @@
 audit log stores (its keys are the audit columns), and the Response read back from it.
 
 Keys an audit row adds (log_id, session_id, client_id, app_version) are the log's, not the
-answer's; keys the audit table has no column for (answer_quotes, answer_supports,
-answer_runner_up, answer_unquoted, answer_coverage, answer_asked, answer_more, clear_selection)
-stay in the browser history only. The book (`book_id`, `book_title`) comes from the settings
-snapshot and is also put on each citation, so a link built from the citation alone knows which
-book it points into.
+answer's. What an offline answer was made from (EVIDENCE_KEYS: answer_quotes, answer_supports,
+answer_runner_up, answer_unquoted, answer_coverage, answer_asked, answer_more, answer_unstated)
+is kept twice: as keys of its own for the browser history, and together in `answer_evidence`,
+the audit column; clear_selection stays in the browser history only. The book (`book_id`,
+`book_title`) comes from the settings snapshot and is also put on each citation, so a link built
+from the citation alone knows which book it points into.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from rag.retrieval.hybrid import pool_to_record
 from rag.types import MODE_LABELS, Citation, Confidence, Response, Verdict
 
 # What the browser history leaves out: large, and shown only by the audit explorer.
-HEAVY_KEYS = ("candidate_pool", "llm_prompt", "llm_response", "settings", "validation")
+HEAVY_KEYS = ("candidate_pool", "llm_prompt", "llm_response", "settings", "validation",
+              "answer_evidence")
+EVIDENCE_KEYS = ("answer_quotes", "answer_supports", "answer_runner_up", "answer_unquoted",
+                 "answer_coverage", "answer_asked", "answer_more", "answer_unstated")
 CITATION_FIELDS = tuple(f.name for f in fields(Citation))
 
 
@@ -80,7 +84,7 @@ def _answer_fields(response: Response, meta: dict[str, Any],
                    book_id: str | None) -> dict[str, Any]:
     d, c = response.draft, response.confidence
     sections = [f"{x.module_id}/{x.chapter_id}#{x.section_id}" for x in response.citations]
-    return {
+    fields = {
         "llm_provider": str(meta.get("llm_provider") or (d.provider if d else "") or ""),
         "llm_model": str(meta.get("llm_model") or (d.model if d else "") or ""),
         "llm_prompt": d.prompt if d else "", "llm_response": d.raw_response if d else "",
@@ -93,6 +97,7 @@ def _answer_fields(response: Response, meta: dict[str, Any],
         "answer_asked": d.asked if d else None,
         "answer_more": [{**m, "book_id": book_id} if book_id else m
                         for m in meta.get("more_from_book") or []],
+        "answer_unstated": list(d.unstated) if d else [],
         "confidence_score": _number(c.score), "confidence_level": c.level,
         "retrieval_confidence": _number(c.retrieval),
         "generation_confidence": _number(c.generation),
@@ -101,6 +106,7 @@ def _answer_fields(response: Response, meta: dict[str, Any],
         "guardrail_actions": [asdict(v) for v in response.verdicts],
         "reason_codes": [v.reason_code for v in response.verdicts],
     }
+    return fields | {"answer_evidence": {k: fields[k] for k in EVIDENCE_KEYS}}
 
 
 def to_record(response: Response) -> dict[str, Any]:

@@ -38,6 +38,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "VARCHAR"), ("success", "BOOLEAN"), ("error_stage", "VARCHAR"),
     ("error_message", "VARCHAR"), ("settings", "JSON"), ("app_version", "VARCHAR"),
     ("book_id", "VARCHAR"), ("book_title", "VARCHAR"), ("query_type", "VARCHAR"),
+    ("answer_evidence", "JSON"),
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 JSON_COLUMNS = tuple(name for name, kind in COLUMNS if kind == "JSON")
@@ -105,6 +106,15 @@ def m005_query_type(db: duckdb.DuckDBPyConnection) -> None:
     """The question's type (rag.answer.query_types: factual, conceptual, comparison,
     procedural, code, realtime) that steered its retrieval; rows logged before stay NULL."""
     db.execute("ALTER TABLE audit_logs ADD COLUMN query_type VARCHAR")
+
+
+@migration
+def m006_answer_evidence(db: duckdb.DuckDBPyConnection) -> None:
+    """What an offline answer was made from (rag.answer.record.EVIDENCE_KEYS: the quoted units
+    and their probabilities, the confidence's inputs, the passages shown under the answer, the
+    quantities a refusal found unstated), so a reviewer sees why a past answer came out as it
+    did; rows logged before, and Claude's answers, hold no quotes."""
+    db.execute("ALTER TABLE audit_logs ADD COLUMN answer_evidence JSON")
 
 
 def applied_migrations(db: duckdb.DuckDBPyConnection) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rag.answer.record import HEAVY_KEYS, from_record, history_record, to_record
+from rag.answer.record import EVIDENCE_KEYS, HEAVY_KEYS, from_record, history_record, to_record
 from rag.audit.row import build_row
 from rag.audit.schema import COLUMN_NAMES
 from rag.notices import DENSE_UNAVAILABLE, make_notice
@@ -14,10 +14,11 @@ from tests.builders import make_error_response, make_response
 def test_the_record_is_json_ready_and_its_keys_are_audit_columns():
     record = to_record(make_response("What is a blended score?", score=0.9))
     assert json.loads(json.dumps(record)) == record
-    record_only = {"answer_quotes", "answer_supports", "answer_runner_up", "answer_unquoted",
-                   "answer_coverage", "answer_asked", "answer_more",
-                   "clear_selection"}  # browser history only
+    # kept as keys of their own for the browser history, and together as answer_evidence
+    record_only = {*EVIDENCE_KEYS, "clear_selection"}
     assert set(record) - record_only <= set(COLUMN_NAMES)
+    assert record["answer_evidence"] == {k: record[k] for k in EVIDENCE_KEYS}
+    assert "answer_evidence" not in history_record(make_response())
     row = build_row(make_response(), log_id="L1", session_id="s", app_version="9")
     assert set(row) - record_only == set(COLUMN_NAMES)
     assert {k: row[k] for k in record if k not in ("answer_id", "timestamp")} == \

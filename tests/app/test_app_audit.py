@@ -56,6 +56,13 @@ def test_selecting_the_row_shows_everything_recorded(asked):
     assert any("extractive answerer uses no prompt" in c.value for c in at.code)
     settings = [j for j in at.json if '"w_dense"' in j.value]
     assert settings and '"threshold_source"' in settings[0].value
+    # what the offline answer was made from, as the chat's "Why this answer" showed it
+    quoted = next(t for t in tables if {"quoted unit", "probability"} <= set(t.columns))
+    assert len(quoted) >= 1 and 0 < quoted["probability"].iloc[0] <= 1
+    captions = " ".join(c.value for c in at.caption)
+    assert "is the fitted chance that this answer is right, from the leading unit's " \
+        "probability" in captions
+    assert "**More from the book**, shown under the answer" in text
 
 
 def test_filters_narrow_the_log(asked):

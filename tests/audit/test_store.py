@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 import rag.config
+from rag.audit.schema import MIGRATIONS, apply_migrations
 from rag.audit.spool import SEGMENT_SUFFIX
 from rag.audit.store import AuditStore
 from rag.errors import AuditError, ConfigError
@@ -69,6 +70,35 @@ def test_record_maps_every_response_field_to_its_column(db):
     assert json.loads(row["settings"])["book_hash"] == "abc123"
     assert row["app_version"] == rag.__version__
     assert row["timestamp"].isoformat() == meta["timestamp"].replace("+00:00", "")
+
+
+def test_an_offline_answers_evidence_is_kept_for_the_reviewer(db, pipeline):
+    """What the answer was made from, as the chat's "Why this answer" shows it: the quoted units
+    and their probabilities, the confidence's inputs, the passages shown under the answer; for a
+    refusal, the quantity no quote stated. A file written before the column (m005) gains it, its
+    old rows holding none."""
+    with duckdb.connect(str(db)) as con:
+        apply_migrations(con, MIGRATIONS[:5])
+        con.execute("INSERT INTO audit_logs (log_id, timestamp, status, success) VALUES "
+                    "('old', '2026-11-01', 'success', true)")
+    answered = pipeline.answer("Why do most humanoids use absolute encoders rather than "
+                               "incremental ones?")
+    refused = pipeline.answer("What payload can a full-size humanoid carry in its hands?")
+    with AuditStore(db) as store:
+        ids = [store.record(answered), store.record(refused)]
+        store.flush()
+        old, first, second = (store.get_log(i) for i in ("old", *ids))
+    assert old["answer_evidence"] is None
+    evidence = first["answer_evidence"]
+    assert evidence["answer_quotes"] == list(answered.draft.quotes)
+    assert evidence["answer_supports"] == [round(x, 4) for x in answered.draft.supports]
+    assert evidence["answer_runner_up"] == pytest.approx(answered.draft.runner_up)
+    assert evidence["answer_coverage"] == pytest.approx(answered.draft.coverage)
+    more = answered.metadata["more_from_book"]
+    assert more and [m["text"] for m in evidence["answer_more"]] == [m["text"] for m in more]
+    assert evidence["answer_unstated"] == []
+    assert second["status"] == "refused" and second["answer_evidence"]["answer_quotes"] == []
+    assert second["answer_evidence"]["answer_unstated"] == ["mass (kg, g, lb)"]
 
 
 def test_candidate_pool_reranks_without_embedding_to_the_same_hits(db):

@@ -5,7 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.components.audit.label import label_panel
-from pages.components.common.format import answer_markdown, badges_markdown, notice_lines
+from pages.components.common.evidence import quoted_units
+from pages.components.common.format import (
+    answer_markdown,
+    badges_markdown,
+    more_markdown,
+    notice_lines,
+)
 from pages.components.common.shared import link_base_url
 from pages.components.common.tables import (
     record_citations_frame,
@@ -37,6 +43,11 @@ def show_record(record: dict) -> None:
             st.caption(f"Searched for: {record['retrieval_query']}")
         for _, message in notice_lines(record):
             st.caption(f":material/info: {message}")
+        evidence = record.get("answer_evidence") or {}
+        quoted_units({**record, **evidence})  # the offline answerer's, kept since m006
+        if (more := evidence.get("answer_more")) and record.get("status") != "refused":
+            st.markdown("**More from the book**, shown under the answer (not part of it)\n\n"
+                        + more_markdown(more, link_base_url()))
         latency = stage_latency_frame(record)
         if not latency.empty:
             st.dataframe(latency.set_index("stage").T, width="stretch",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.common.evidence import quoted_units
 from pages.components.common.format import markdown_html
 from pages.components.common.shared import app_context
-from pages.components.common.tables import cited_numbers, hit_name, quote_frame, turn_hits_frame
+from pages.components.common.tables import cited_numbers, hit_name, turn_hits_frame
 from rag.answer.guardrails import reason_label
 from rag.answer.query_types import TYPE_LABELS
-from rag.answer.shape import asks_specific
 
 INSPECT_KEY = "inspector_question"
 HITS_CONFIG = {
@@ -78,19 +78,8 @@ def why_panel(turn: dict) -> None:
         kind = turn.get("query_type") or ""
         if kind in TYPE_LABELS:
             st.caption(f"Question type: {TYPE_LABELS[kind]} — it chose the retrieval settings.")
-        quotes, supports = turn.get("answer_quotes") or [], turn.get("answer_supports") or []
-        if quotes and len(supports) == len(quotes):
-            st.markdown("**Quoted from the book** (the model's probability that each unit holds "
-                        "the answer; the first one leads)")
-            st.dataframe(quote_frame(quotes, supports), hide_index=True, width="stretch",
-                         column_config={"#": st.column_config.NumberColumn("#", width=36),
-                                        "quoted unit": "Quoted unit",
-                                        "probability": st.column_config.NumberColumn(
-                                            "Probability", format="%.3f", width="small")})
-            runner_up = turn.get("answer_runner_up")
-            if runner_up is not None:
-                st.caption(confidence_caption(turn, question, float(supports[0]),
-                                              float(runner_up)))
+        quoted_units(turn)
+        quotes = turn.get("answer_quotes") or []
         hits = turn.get("chunks_returned") or []
         citations = turn.get("citations") or []
         if hits:
@@ -116,26 +105,3 @@ def why_panel(turn: dict) -> None:
                      icon=":material/manage_search:", type="tertiary"):
             st.session_state[INSPECT_KEY] = query
             st.switch_page("pages/inspector.py")
-
-
-def confidence_caption(turn: dict, question: str, lead: float, runner_up: float) -> str:
-    """What the offline confidence was computed from (rag.answer.correctness), in words."""
-    inputs = [f"the leading unit's probability ({lead:.3f})",
-              f"its lead over the runner-up, the best unit not ranked first ({runner_up:.3f})"]
-    if (unquoted := turn.get("answer_unquoted")) is not None:
-        inputs.append("the share of the evidence's probability the answer leaves unquoted "
-                      f"({float(unquoted):.0%})")
-    if (covered := turn.get("answer_coverage")) is not None:
-        inputs.append("the share of the question's words, rarer ones counting more, that the "
-                      f"quotes contain ({float(covered):.0%})")
-        if citations := turn.get("citations"):  # in the order the answer cites, the lead first
-            inputs.append("whether the leading unit is in the section retrieval ranked first "
-                          f"({'yes' if citations[0]['marker'] == 'S1' else 'no'})")
-    if (asked := turn.get("answer_asked")) is not None:
-        inputs.append("whether the leading unit came closer to the question through one the book "
-                      "itself asks " + (f'("{asked}")' if asked else "(no)"))
-    listed = ", ".join(inputs[:-1]) + ", and " + inputs[-1]
-    specific = " The question asks for a number or a definition, so the leading unit's " \
-        "probability counts for more." if asks_specific(question) else ""
-    return (f"Confidence {float(turn.get('confidence_score') or 0):.2f} is the fitted chance "
-            f"that this answer is right, from {listed}.{specific}")
