@@ -84,7 +84,7 @@ def _answer_fields(response: Response, meta: dict[str, Any],
                    book_id: str | None) -> dict[str, Any]:
     d, c = response.draft, response.confidence
     sections = [f"{x.module_id}/{x.chapter_id}#{x.section_id}" for x in response.citations]
-    fields = {
+    out = {
         "llm_provider": str(meta.get("llm_provider") or (d.provider if d else "") or ""),
         "llm_model": str(meta.get("llm_model") or (d.model if d else "") or ""),
         "llm_prompt": d.prompt if d else "", "llm_response": d.raw_response if d else "",
@@ -106,7 +106,7 @@ def _answer_fields(response: Response, meta: dict[str, Any],
         "guardrail_actions": [asdict(v) for v in response.verdicts],
         "reason_codes": [v.reason_code for v in response.verdicts],
     }
-    return fields | {"answer_evidence": {k: fields[k] for k in EVIDENCE_KEYS}}
+    return out | {"answer_evidence": {k: out[k] for k in EVIDENCE_KEYS}}
 
 
 def to_record(response: Response) -> dict[str, Any]:

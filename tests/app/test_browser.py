@@ -231,11 +231,14 @@ def test_the_passage_stays_in_view_with_the_newest_answer(server, browser):
             page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden",
                                                                    timeout=STEP_MS)
         page.mouse.move(400, 400)
-        page.mouse.wheel(0, 20_000)  # down to the newest answer
-        page.wait_for_timeout(1000)
         newest = page.locator(ANSWER).last
         panel = page.locator(".st-key-folio_passage_panel")
         used = newest.locator(".folio-passage-used")
+        for _ in range(10):  # down to the newest answer, once the page has laid it out
+            page.mouse.wheel(0, 20_000)
+            page.wait_for_timeout(500)
+            if in_view(page, panel) and in_view(page, used):
+                break
         assert in_view(page, panel) and in_view(page, used), "panel or passage out of view"
         assert in_view(page, page.get_by_placeholder("Paste a passage from the book")) or \
             in_view(page, page.get_by_text("Edit the passage"))
