@@ -2,17 +2,22 @@
 
 "What payload can the Spot arm lift?" wants a mass, "What is the peak torque of the H1's knee
 motors?" a torque, "... in degrees per hour?" a value in that unit. A sentence that names the
-robot or the sensor without such a value is about the question's topic, not its answer, and the
-offline answerer refuses it (rag.answer.extractive) instead of quoting it: on the development
-sets (data/eval/*.yaml but the held-out physical-ai-blind3.yaml) this refuses 7 of the 11
-out-of-scope questions that were answered, and no right answer (3 in-scope questions ask for one
-of these quantities; all three answers state it).
+robot or the sensor without such a value is about the question's topic, not its answer: the
+offline answerer leads with the likeliest unit that states one, or refuses (rag.answer.extractive).
+On the development sets (data/eval/*.yaml but the held-out physical-ai-blind3.yaml and
+physical-ai-quantities.yaml) 15 out-of-scope and 12 in-scope questions ask for such a value: it
+refuses 7 of the 11 out-of-scope questions that were answered, loses no right answer and makes
+one more right ("What frame rate should my Gazebo simulation hold?" now leads with the unit that
+states one). On the held-out physical-ai-quantities.yaml (20 values the book states, 15 it does
+not) 8 out-of-scope questions were answered before and 1 after, 14 in-scope answers right
+either way.
 
 Only a clause that asks for the quantity counts ("What is the peak torque ...", "How much does X
 weigh", "in what year ..."), not one that mentions it: "a torque sensor", "velocity commands",
 "the weight shift", "How can I speed it up?" ask for no value. The kinds are those a spec sheet
 gives, which a book quotes rarely and a reader asks about often: speed, mass (payload, weight),
-torque, price, a model's parameter count, runtime on a battery, a year.
+torque, price, a model's parameter count, runtime on a battery, a frame or update rate (not a
+"success rate" or an "hourly rate"), a latency, memory or storage, a clock speed, power, a year.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def _quantity(name: str, asks: str, states: str) -> Quantity:
 
 QUANTITIES = (
     _quantity("speed (m/s, km/h)",
-              WHAT_IS + r"(?:speed|velocity)" + END + r"(?!\s+commands?)",
+              WHAT_IS + r"(?<!clock )(?:speed|velocity)" + END + r"(?!\s+commands?)",
               rf"{VALUE}(?:m/s|km/h|kph|mph|rad/s|°/s|deg/s|rpm|m/min)(?!\w)|"
               rf"{VALUE}(?:m|km|meters?|metres?|miles?) (?:per|an|a) (?:second|hour|minute)\b"),
     _quantity("mass (kg, g, lb)",
@@ -64,6 +69,28 @@ QUANTITIES = (
               r"\bbattery (?:life|lasts?)\b|\blast on (?:a|one) (?:single )?charge\b|\bruntime\b|"
               r"\bhow long can (?:it|the \w+|a \w+(?: \w+)?) (?:fly|run|last|operate)\b",
               rf"{VALUE}(?:h|hrs?|hours?|min|minutes?|mins?|s|seconds?)\b"),
+    _quantity("rate (Hz, FPS)",
+              WHAT_IS + r"(?:(?:frame|update|sampling|sample|refresh|control|publish(?:ing)?|loop|"
+              r"scan|camera) rate|frequency|fps)" + END + r"|^\W*how many (?:frames|times|updates|"
+              r"samples|messages|scans|images) (?:per|a|each) second\b|^\W*at what (?:rate|"
+              r"frequency)\b",
+              rf"{VALUE}(?:hz|khz|mhz|fps)\b|{VALUE}(?:frames|times|updates|samples|messages|"
+              r"scans) (?:per|a|each) second\b"),
+    _quantity("latency (ms)",
+              WHAT_IS + r"(?:latency|delay|lag|round[- ]trip time)" + END + r"|^\W*how much "
+              r"(?:latency|delay|lag)\b",
+              rf"{VALUE}(?:ms|milliseconds?|µs|us|microseconds?|s|sec|seconds?)\b"),
+    _quantity("memory (GB)",
+              WHAT_IS + r"(?:ram|vram|memory|gpu memory|storage|disk space)" + END + r"|^\W*how "
+              r"much (?:ram|vram|memory|gpu memory|storage|disk space|disk)\b",
+              rf"{VALUE}(?:gb|mb|tb|gib|mib|kb)\b"),
+    _quantity("clock speed (GHz)",
+              WHAT_IS + r"clock (?:speed|rate|frequency)" + END,
+              rf"{VALUE}(?:ghz|mhz)\b"),
+    _quantity("power (W)",
+              WHAT_IS + r"(?:power (?:draw|consumption|budget)|wattage)" + END + r"|^\W*how much "
+              r"power\b",
+              rf"{VALUE}(?:w|kw|watts?)\b"),
     _quantity("year",
               r"\b(?:in )?(?:what|which) year\b|"
               r"\bwhen was\b.*\b(?:founded|started|released|created|launched|introduced)\b",

@@ -134,3 +134,33 @@ def test_a_likely_unit_that_states_the_quantity_leads_instead_of_a_likelier_one(
         if not refused:
             assert draft.quotes == ("The arm lifts up to 11 kg at full reach.",)
             assert draft.runner_up == 0.9  # the model's own best, which states no mass
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("What frame rate should my Gazebo simulation hold?", ["rate (Hz, FPS)"]),
+    ("How many frames per second should the segmentation model output?", ["rate (Hz, FPS)"]),
+    ("At what frequency does the IMU report?", ["rate (Hz, FPS)"]),
+    ("What success rate is expected for known objects?", []),  # a share, not a frequency
+    ("What hourly rate is the cloud cost based on?", []),  # a price per hour
+    ("How much delay can teleoperators tolerate?", ["latency (ms)"]),
+    ("How much RAM should the simulation workstation have?", ["memory (GB)"]),
+    ("What is the clock speed of the Orin's CPU?", ["clock speed (GHz)"]),
+    ("How much power does the Jetson draw?", ["power (W)"]),
+])
+def test_rates_latencies_memory_clock_and_power(question, kinds) -> None:
+    assert [q.name for q in asked_quantities(question)] == kinds
+
+
+@pytest.mark.parametrize(("question", "quote", "missing"), [
+    ("What frame rate should the simulation hold?", "Maintain at least 30 FPS.", ()),
+    ("What frame rate should the simulation hold?", "The camera publishes at 15 Hz.", ()),
+    ("What frame rate should the simulation hold?", "Keep the world simple.",
+     ("rate (Hz, FPS)",)),
+    ("How much delay can operators tolerate?", "Latency above 100 ms makes control hard.", ()),
+    ("How much RAM does the workstation need?", "Use 64 GB of DDR5.", ()),
+    ("How much RAM does the workstation need?", "Use an RTX 4070 Ti.", ("memory (GB)",)),
+    ("What is the clock speed of the CPU?", "Its cores run at 1.7 GHz.", ()),
+    ("How much power does the Jetson draw?", "It runs in a 25W mode.", ()),
+])
+def test_a_rate_latency_memory_clock_or_power_is_stated(question, quote, missing) -> None:
+    assert unstated(question, [quote]) == missing
