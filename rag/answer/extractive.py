@@ -25,7 +25,8 @@ whether the question asks for a number or a definition, how much of the question
 cover, whether the leading unit is in retrieval's first section and whether it came closer
 through the book's own question (rag.answer.correctness); it is the answer's whole confidence
 score. The units that scored next are kept with the draft (Draft.more) and shown under the
-answer as more from the book.
+answer as more from the book; under a refusal, the units that came closest, as what the book
+says nearest to the question (not an answer).
 """
 
 from __future__ import annotations
@@ -170,13 +171,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                    not quantity.unstated(question, [s.unit.text])]
         if not stating:
             return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4),
-                          unstated=missing)
+                          more=more_units(scored, []), unstated=missing)
         chosen = choose(scored, max(1, max_sentences), question, max(
             stating, key=lambda s: (s.probability, -s.unit.source, -s.unit.position)))
         best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
     if weak and sources[0].dense < CLOSE_SECTION:
-        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4))
+        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4),
+                      more=more_units(scored, []))
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
     lead = next(n for n, s in enumerate(scored) if s is chosen[0])  # scored is in unit order
@@ -195,9 +197,10 @@ def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
                ) -> tuple[tuple[str, int, float], ...]:
     """The `count` quotable units that scored best after the quoted ones, best first (ties in
     book order), as (text, source, probability); none that a quote holds or repeats, nor one
-    under MORE_SHARE of the leading unit's probability."""
+    under MORE_SHARE of the leading unit's probability. With nothing `chosen` (a refusal), the
+    units that came closest, under the same floor below the best of them."""
     quoted = [s.unit.text.lower() for s in chosen]
-    floor = chosen[0].probability * MORE_SHARE
+    floor = max(s.probability for s in (chosen or scored)) * MORE_SHARE
     rest = sorted((s for s in quotable_units(scored) if s not in chosen and
                    s.probability >= floor and not any(s.unit.text.lower() in q for q in quoted)),
                   key=lambda s: (-s.probability, s.unit.source, s.unit.position))

@@ -93,7 +93,9 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
         status = "partial" if warnings or degraded else "success"
     used = {c.chunk_id for c in citations}
     metadata = _metadata(turn, decision, retrieval_query, retrieval, draft, meta, len(used))
-    if draft is not None and draft.more and status != "refused":
+    # under an answer, the units that scored next; under a draft that refused, those that came
+    # closest (not under an answer the confidence gate refused: its best units are not shown)
+    if draft is not None and draft.more and (status != "refused" or not draft.quotes):
         metadata["more_from_book"] = more_from_book(draft, s.url_template, s.base_url)
     return Response(
         answer=answer, citations=citations, metadata=metadata,

@@ -190,6 +190,9 @@ def print_answers(r: dict[str, Any]) -> None:
             print(f"    with the passages shown under each answer (more from the book): "
                   f"{_figure(a['accuracy_with_more'])} ({a['correct_with_more']}/"
                   f"{a['n_with_key_facts']}) hold every key fact")
+        if a.get("refused_with_facts_shown"):
+            print(f"    refused, but the closest passages shown under the refusal hold every "
+                  f"key fact: {a['refused_with_facts_shown']}")
         for row in a["per_level"]:
             print(f"    {row['level']:<7} {row['count']:>4} questions, {row['answered']:>4} "
                   f"answered, {row['correct']:>4} correct ({_figure(row['accuracy'], '.0%')})")

@@ -80,6 +80,13 @@ class AnswerOutcome:
             all(self.found_with_more or self.facts_found)
 
     @property
+    def shown_when_refused(self) -> bool:
+        """Refused, and the closest passages shown under the refusal hold every key fact: the
+        book's answer is on screen, though not given as one."""
+        return self.status == "refused" and self.in_scope and bool(self.key_facts) and \
+            bool(self.found_with_more) and all(self.found_with_more)
+
+    @property
     def missing_facts(self) -> tuple[str, ...]:
         return tuple(f for f, ok in zip(self.key_facts, self.facts_found, strict=False) if not ok)
 
@@ -109,8 +116,9 @@ def outcome_of(question: Question, response: Response, latency_ms: float,
                             key_facts_found(text, question.key_facts),
                             tuple(response.reason_codes), response.answer, round(latency_ms, 2),
                             held)
+    # under an answer, the passages that scored next; under an offline refusal, the closest
     more = [m.get("text", "") for m in response.metadata.get("more_from_book") or []] \
-        if isinstance(response.metadata, dict) and response.status in ANSWERED else []
+        if isinstance(response.metadata, dict) else []
     if more:
         outcome = dataclasses.replace(outcome, found_with_more=key_facts_found(
             " ".join([text, *more]), question.key_facts))
@@ -250,6 +258,7 @@ def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "correct_with_more": sum(o.correct_with_more for o in graded),
         "accuracy_with_more": _round(_ratio(sum(o.correct_with_more for o in graded),
                                             len(graded))),
+        "refused_with_facts_shown": sum(o.shown_when_refused for o in graded),
         "answered_out_of_scope": sum(o.answered for o in outside),
         "missing_fact_places": missing_fact_places(outcomes),
         "false_answer_rate": _round(false_answer_rate(outcomes)),

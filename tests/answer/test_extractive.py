@@ -168,7 +168,7 @@ def test_a_close_section_keeps_a_weak_unit_as_the_answer(monkeypatch, probabilit
 
 def test_an_answer_carries_the_units_that_scored_next() -> None:
     """Draft.more: up to three quotable units below the quoted ones, best first, none that a
-    quote holds; a refusal has none."""
+    quote holds; a refusal has those that came closest."""
     question = "What does the integral term of a PID controller correct?"
     hits = [make_hit("The integral term removes steady-state error. It sums the error over time. "
                      "Windup happens when the actuator saturates. The derivative term damps "
@@ -184,7 +184,10 @@ def test_an_answer_carries_the_units_that_scored_next() -> None:
     assert all(p <= draft.supports[0] for p in probabilities)
     assert {source for _, source, _ in draft.more} <= {0, 1}
     refused = extractive_draft("Which football club won the league in 1998?", hits[1:])
-    assert refused.text == NOT_COVERED_SENTENCE and refused.more == ()
+    assert refused.text == NOT_COVERED_SENTENCE and refused.quotes == ()
+    # a refusal keeps the units that came closest, best first: none of them is an answer
+    closest = [p for _, _, p in refused.more]
+    assert 1 <= len(closest) <= 2 and closest == sorted(closest, reverse=True)
 
 
 def test_the_response_links_each_unit_that_scored_next_to_its_section(pipeline) -> None:

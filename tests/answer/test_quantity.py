@@ -113,6 +113,8 @@ def test_quantities_through_the_pipeline(pipeline, question, refused) -> None:
         assert " give no mass (kg, g, lb)." in response.answer or \
             " give no speed (m/s, km/h)." in response.answer
         assert response.citations == ()
+        closest = response.metadata["more_from_book"]  # shown as what came closest, no answer
+        assert closest and all(m["url"] and m["section_id"] for m in closest)
     else:
         assert response.status != "refused" and "1.6 m/s" in response.answer, response.answer
 

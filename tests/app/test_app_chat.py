@@ -78,6 +78,24 @@ def test_the_passages_that_scored_next_are_shown_under_the_answer(app):
     assert expander.caption[0].value.startswith("Not part of the answer")
 
 
+def test_under_a_refusal_the_closest_passages_are_offered_closed(app):
+    """An offline refusal (here: a payload the book never states) keeps the passages that came
+    closest, each linked to its section, in a closed expander that says they are not an
+    answer."""
+    ask(app, "What payload can a full-size humanoid carry in its hands?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    assert turn["status"] == "refused" and turn["answer_unstated"] == ["mass (kg, g, lb)"]
+    more = turn["answer_more"]
+    assert 1 <= len(more) <= 3
+    expander = next(e for e in app.expander if e.label.startswith("Closest in the book"))
+    assert expander.label == f"Closest in the book: the {len(more)} passage(s) that came nearest"
+    assert expander.proto.expanded is False
+    shown = " ".join(m.value for m in expander.markdown)
+    assert all(f"*“{m['text']}”*" in shown for m in more)
+    assert expander.caption[0].value.startswith("Not an answer")
+    assert not any(e.label.startswith("More from the book") for e in app.expander)
+
+
 def test_a_number_question_is_told_its_leading_unit_counts_for_more(app):
     """The confidence weighs the best unit's probability more when the question asks for a
     number or a definition; the caption says so (and does not for the "why" question above)."""

@@ -219,6 +219,10 @@ def test_answer_pass_judges_what_the_pipeline_returns(offline, sample_settings):
                                              response.metadata.get("more_from_book", []))])
         assert o.correct_with_more == (o.answered and q.in_scope
                                        and contains_key_facts(shown, q.key_facts))
+        closest = " ".join(m["text"] for m in response.metadata.get("more_from_book", []))
+        assert o.shown_when_refused == (response.status == "refused" and q.in_scope
+                                        and bool(closest) and bool(q.key_facts)
+                                        and contains_key_facts(closest, q.key_facts))
     code = outcomes[1]
     assert (code.answered, code.correct, code.held_by_gate) == (False, False, False)
     assert "capability_code" in code.reason_codes

@@ -45,9 +45,11 @@ def show_record(record: dict) -> None:
             st.caption(f":material/info: {message}")
         evidence = record.get("answer_evidence") or {}
         quoted_units({**record, **evidence})  # the offline answerer's, kept since m006
-        if (more := evidence.get("answer_more")) and record.get("status") != "refused":
-            st.markdown("**More from the book**, shown under the answer (not part of it)\n\n"
-                        + more_markdown(more, link_base_url()))
+        if more := evidence.get("answer_more"):
+            shown = "**Closest in the book**, shown under the refusal (not an answer)" if \
+                record.get("status") == "refused" else \
+                "**More from the book**, shown under the answer (not part of it)"
+            st.markdown(shown + "\n\n" + more_markdown(more, link_base_url()))
         latency = stage_latency_frame(record)
         if not latency.empty:
             st.dataframe(latency.set_index("stage").T, width="stretch",

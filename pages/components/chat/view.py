@@ -150,12 +150,21 @@ def passage_used(turn: dict, latest: bool) -> None:
 def more_from_book(turn: dict, latest: bool) -> None:
     """The passages that scored next under an offline answer, each linked to its section: not
     part of the answer, but often where the rest of it is. Open on the newest answer when its
-    confidence is low."""
+    confidence is low. Under an offline refusal, the passages that came closest, closed: what
+    the book says nearest to the question, for the reader to judge."""
     more = turn.get("answer_more") or []
-    if not more or turn.get("status") == "refused":
+    if not more:
+        return
+    where = "the passage" if turn.get("mode_used") == "selection" else "the book"
+    if turn.get("status") == "refused":
+        with st.expander(f"Closest in {where}: the {len(more)} passage(s) that came nearest",
+                         icon=":material/library_books:"):
+            st.markdown(more_markdown(more, link_base_url()))
+            st.caption(f"Not an answer: none of {where}'s sentences answers the question "
+                       "clearly enough to quote; these scored best, with the answerer's "
+                       "probability that each holds the answer.")
         return
     low = turn.get("confidence_level") == "low"
-    where = "the passage" if turn.get("mode_used") == "selection" else "the book"
     with st.expander(f"More from {where}: the {len(more)} passage(s) that scored next",
                      icon=":material/library_books:", expanded=latest and low):
         st.markdown(more_markdown(more, link_base_url()))
