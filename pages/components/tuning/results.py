@@ -180,6 +180,11 @@ def answer_summary(ev: Evaluation) -> None:
                "(0 = calibrated). AUROC: how well confidence "
                "separates right answers from wrong ones (0.5 = not at all).")
     places = fact_place_summary(first)
+    shown = sum(o.shown_when_refused for o in first)
+    if shown:  # under an offline refusal, the closest passages are offered as not an answer
+        places = (f"{places} " if places else "") + (
+            f"{shown} refused in-scope question(s) had the book's answer in the closest passages "
+            "shown under the refusal.")
     if places:
         st.caption(f"Current point. {places}")
     for column, name in zip(st.columns(2, gap="large"), ("current", "recommended"), strict=True):
