@@ -108,6 +108,11 @@ def quotable_units(scored: list[Scored]) -> list[Scored]:
     return kept or scored
 
 
+def likeliest(scored: list[Scored]) -> Scored:
+    """The most probable unit; of equals, the first in retrieval's order and the book's."""
+    return max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
+
+
 def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | None = None
            ) -> list[Scored]:
     """The best unit (or `lead`), then up to max_units - 1 more that are close to it (in its
@@ -116,7 +121,7 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
     Only quotable_units() are chosen."""
     terms = set(tokenize(question))
     scored = quotable_units(scored)
-    best = lead or max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
+    best = lead or likeliest(scored)
     chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
         options = []
@@ -165,20 +170,18 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
     best, covered = chosen[0].probability, coverage(idf, chosen)
-    missing = quantity.unstated(question, [s.unit.text for s in chosen])
-    if missing:  # "What payload can X lift?" answered by a sentence that names X and no mass
+    asked = quantity.asked_quantities(question)
+    if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
+        # "What payload can X lift?" answered by a sentence that names X and no mass
         stating = [s for s in quotable_units(scored) if s.probability >= SUPPORT_FLOOR and
-                   not quantity.unstated(question, [s.unit.text])]
+                   not quantity.missing(asked, [s.unit.text])]
         if not stating:
-            return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4),
-                          more=more_units(scored, []), unstated=missing)
-        chosen = choose(scored, max(1, max_sentences), question, max(
-            stating, key=lambda s: (s.probability, -s.unit.source, -s.unit.position)))
+            return _refusal(sources, best, scored, missing)
+        chosen = choose(scored, max(1, max_sentences), question, likeliest(stating))
         best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
     if weak and sources[0].dense < CLOSE_SECTION:
-        return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4),
-                      more=more_units(scored, []))
+        return _refusal(sources, best, scored)
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
     lead = next(n for n, s in enumerate(scored) if s is chosen[0])  # scored is in unit order
@@ -221,6 +224,14 @@ def unquoted_share(scored: list[Scored], chosen: list[Scored]) -> float:
     of it lies outside the quotes, the answer is likelier to miss a part of the question."""
     total = sum(s.probability for s in scored)
     return round(1.0 - sum(s.probability for s in chosen) / total, 6) if total > 0 else 0.0
+
+
+def _refusal(sources: Sequence[Hit], best: float, scored: list[Scored],
+             unstated: tuple[str, ...] = ()) -> Draft:
+    """The excerpts do not cover the question: no quote, the units that came closest kept to be
+    shown as such, and the values the question asks for that they do not state."""
+    return _draft(NOT_COVERED_SENTENCE, (), (), (), sources, round(best, 4),
+                  more=more_units(scored, []), unstated=unstated)
 
 
 def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],

@@ -97,24 +97,28 @@ QUANTITIES = (
               r"\b(?:1[6-9]|20)\d\d\b"),
 )
 BY_KIND = {q.name.split(" (")[0]: q for q in QUANTITIES}
-# "..., in grams?": the question names the unit it wants the value in
-IN_UNIT = re.compile(r"\bin (grams|kilograms|kg|pounds|euros|dollars|degrees per hour|"
-                     r"degrees per second|milliseconds|seconds|hertz|hz|watts|volts|"
-                     r"newton[- ]met(?:er|re)s?)\s*\?*\s*$", re.I)
-EXPLICIT = {
-    "grams": BY_KIND["mass"], "kilograms": BY_KIND["mass"], "kg": BY_KIND["mass"],
-    "pounds": BY_KIND["mass"], "euros": BY_KIND["price"], "dollars": BY_KIND["price"],
-    "degrees per hour": _quantity("value in degrees per hour", "", r"°\s?/\s?h|deg(?:rees)?\s?"
-                                  r"/\s?h|degrees? per hour"),
-    "degrees per second": _quantity("value in degrees per second", "", r"°\s?/\s?s\b|deg(?:"
-                                    r"rees)?\s?/\s?s\b|degrees? per second"),
-    "milliseconds": _quantity("value in milliseconds", "", r"\d\s?ms\b|milliseconds?"),
-    "seconds": _quantity("value in seconds", "", r"\d\s?(?:s|sec|seconds?)\b"),
-    "hertz": _quantity("value in hertz", "", r"\d\s?(?:k|m|g)?hz\b|hertz"),
-    "watts": _quantity("value in watts", "", r"\d\s?(?:k)?w\b|watts?"),
-    "volts": _quantity("value in volts", "", r"\d\s?v\b|volts?"),
-}
-EXPLICIT["hz"] = EXPLICIT["hertz"]
+
+
+def _in_unit(words: str) -> re.Pattern[str]:
+    """"..., in grams?": the question ends by naming the unit it wants the value in."""
+    return re.compile(rf"\bin (?:{words})\s*\?*\s*$", re.I)
+
+
+# (the question names the unit, the quantity it wants), tried in order before the clauses
+IN_UNIT = tuple((_in_unit(words), q) for words, q in (
+    ("grams|kilograms|kg|pounds", BY_KIND["mass"]),
+    ("euros|dollars", BY_KIND["price"]),
+    ("newton[- ]met(?:er|re)s?", BY_KIND["torque"]),
+    ("degrees per hour", _quantity("value in degrees per hour", "", r"°\s?/\s?h|deg(?:rees)?"
+                                   r"\s?/\s?h|degrees? per hour")),
+    ("degrees per second", _quantity("value in degrees per second", "", r"°\s?/\s?s\b|deg(?:"
+                                     r"rees)?\s?/\s?s\b|degrees? per second")),
+    ("milliseconds", _quantity("value in milliseconds", "", r"\d\s?ms\b|milliseconds?")),
+    ("seconds", _quantity("value in seconds", "", r"\d\s?(?:s|sec|seconds?)\b")),
+    ("hertz|hz", _quantity("value in hertz", "", r"\d\s?(?:k|m|g)?hz\b|hertz")),
+    ("watts", _quantity("value in watts", "", r"\d\s?(?:k)?w\b|watts?")),
+    ("volts", _quantity("value in volts", "", r"\d\s?v\b|volts?")),
+))
 # A question in parts: "What is the top speed of X, and how long does its battery last?"
 CLAUSES = re.compile(r",\s*(?:and|or)\s+|\s+and\s+(?=(?:how|what|which|where|who|when|why|in "
                      r"what)\b)|;\s*", re.I)
@@ -122,18 +126,23 @@ CLAUSES = re.compile(r",\s*(?:and|or)\s+|\s+and\s+(?=(?:how|what|which|where|who
 
 def asked_quantities(question: str) -> tuple[Quantity, ...]:
     """The quantities a question asks for, one per kind, in the order it asks them."""
-    unit = IN_UNIT.search(question)
-    if unit:
-        word = unit.group(1).lower()
-        return (BY_KIND["torque"] if word.startswith("newton") else EXPLICIT[word],)
+    named = next((q for unit, q in IN_UNIT if unit.search(question)), None)
+    if named is not None:
+        return (named,)
     asked: list[Quantity] = []
     for clause in CLAUSES.split(question):
         asked.extend(q for q in QUANTITIES if q not in asked and q.asks.search(clause))
     return tuple(asked)
 
 
+def missing(asked: tuple[Quantity, ...], quotes: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The names of the `asked` quantities ("mass (kg, g, lb)") that none of the quotes
+    states."""
+    text = " ".join(quotes)
+    return tuple(q.name for q in asked if not q.states.search(text))
+
+
 def unstated(question: str, quotes: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """What the question asks a value of that none of the quotes states, by name ("mass (kg,
     g, lb)"); empty when it asks none or the quotes state each."""
-    text = " ".join(quotes)
-    return tuple(q.name for q in asked_quantities(question) if not q.states.search(text))
+    return missing(asked_quantities(question), quotes)

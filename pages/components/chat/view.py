@@ -157,19 +157,19 @@ def more_from_book(turn: dict, latest: bool) -> None:
         return
     where = "the passage" if turn.get("mode_used") == "selection" else "the book"
     if turn.get("status") == "refused":
-        with st.expander(f"Closest in {where}: the {len(more)} passage(s) that came nearest",
-                         icon=":material/library_books:"):
-            st.markdown(more_markdown(more, link_base_url()))
-            st.caption(f"Not an answer: none of {where}'s sentences answers the question "
-                       "clearly enough to quote; these scored best, with the answerer's "
-                       "probability that each holds the answer.")
-        return
-    low = turn.get("confidence_level") == "low"
-    with st.expander(f"More from {where}: the {len(more)} passage(s) that scored next",
-                     icon=":material/library_books:", expanded=latest and low):
+        label = f"Closest in {where}: the {len(more)} passage(s) that came nearest"
+        note = (f"Not an answer: none of {where}'s sentences answers the question clearly "
+                "enough to quote; these scored best, with the answerer's probability that each "
+                "holds the answer.")
+        expanded = False
+    else:
+        label = f"More from {where}: the {len(more)} passage(s) that scored next"
+        note = (f"Not part of the answer: {where}'s own sentences the answerer ranked just below "
+                "the ones it quoted, with its probability that each holds the answer.")
+        expanded = latest and turn.get("confidence_level") == "low"
+    with st.expander(label, icon=":material/library_books:", expanded=expanded):
         st.markdown(more_markdown(more, link_base_url()))
-        st.caption(f"Not part of the answer: {where}'s own sentences the answerer ranked just "
-                   "below the ones it quoted, with its probability that each holds the answer.")
+        st.caption(note)
 
 
 def render_answer(turn: dict, latest: bool = True) -> None:
