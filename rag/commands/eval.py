@@ -21,6 +21,7 @@ from rag.tuning.fact_places import describe_counts
 from rag.tuning.questions import load_questions
 from rag.tuning.recommend import OBJECTIVES
 from rag.tuning.settings_writer import write_settings
+from rag.tuning.uncertainty import describe_calibration
 
 REPORTED = ("w_dense", "threshold", "hit_at_k", "recall_at_k", "mrr", "ndcg_at_k", "answer_rate",
             "false_answer_rate", "accuracy", "precision", "f1")
@@ -172,6 +173,10 @@ def _figure(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _interval(pair: list[float]) -> str:
+    return f"{pair[0]:.0%}-{pair[1]:.0%}"
+
+
 def print_answers(r: dict[str, Any]) -> None:
     """Answer accuracy (key facts) at both points, the per-level table, ECE, AUROC, the gate."""
     print("answers (offline answerer; correct = answered and every key fact present):")
@@ -186,6 +191,11 @@ def print_answers(r: dict[str, Any]) -> None:
               f"retrieval only), false-answer rate {_figure(a['false_answer_rate'])}, "
               f"ECE {_figure(a['ece'])}, AUROC {_figure(a['auroc'])}, "
               f"{_figure(a['mean_latency_ms'], '.0f')} ms a question")
+        if a.get("calibration"):
+            print(f"    {describe_calibration(a['ece'], a['calibration'])}")
+        if a.get("auroc_interval"):
+            lo, hi = a["auroc_interval"]
+            print(f"    AUROC 95% interval {lo:.2f}-{hi:.2f} (bootstrap over these answers)")
         if a.get("accuracy_with_more") is not None:
             print(f"    with the passages shown under each answer (more from the book): "
                   f"{_figure(a['accuracy_with_more'])} ({a['correct_with_more']}/"
@@ -194,8 +204,10 @@ def print_answers(r: dict[str, Any]) -> None:
             print(f"    refused, but the closest passages shown under the refusal hold every "
                   f"key fact: {a['refused_with_facts_shown']}")
         for row in a["per_level"]:
+            span = f", 95% interval {_interval(row['interval'])}" if row.get("interval") else ""
             print(f"    {row['level']:<7} {row['count']:>4} questions, {row['answered']:>4} "
-                  f"answered, {row['correct']:>4} correct ({_figure(row['accuracy'], '.0%')})")
+                  f"answered, {row['correct']:>4} correct ({_figure(row['accuracy'], '.0%')}"
+                  f"{span})")
         places = a.get("missing_fact_places") or {}
         if sum(places.values()):
             print(f"    where the book holds what wrong answers lack: {describe_counts(places)}")

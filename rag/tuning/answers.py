@@ -11,7 +11,6 @@ scope with key facts. In-scope questions without key facts count for retrieval o
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,15 @@ from rag.errors import InputError
 from rag.tuning.fact_places import FactPlace, locate_missing, place_counts
 from rag.tuning.key_facts import key_facts_found
 from rag.tuning.questions import Question
+from rag.tuning.uncertainty import (
+    N_BINS,
+    CalibrationCheck,
+    auroc_interval,
+    auroc_of,
+    calibration_check,
+    ece_of,
+    wilson_interval,
+)
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Pipeline
@@ -32,7 +40,6 @@ if TYPE_CHECKING:
 
 ANSWERED = ("success", "partial")
 LEVELS = ("high", "medium", "low")
-N_BINS = 10
 Progress = Callable[[str, float], None]
 
 
@@ -174,7 +181,8 @@ def level_table(outcomes: Sequence[AnswerOutcome]) -> list[dict[str, Any]]:
         answered = sum(o.answered for o in mine)
         correct = sum(o.correct for o in mine)
         rows.append({"level": level, "count": len(mine), "answered": answered,
-                     "correct": correct, "accuracy": _ratio(correct, answered)})
+                     "correct": correct, "accuracy": _ratio(correct, answered),
+                     "interval": wilson_interval(correct, answered)})
     return rows
 
 
@@ -187,28 +195,26 @@ def expected_calibration_error(outcomes: Sequence[AnswerOutcome], bins: int = N_
     """Σ over equal-width confidence bins of (share of answers) × |accuracy − mean confidence|,
     over answered judged questions (an answered out-of-scope question is wrong)."""
     answered = _answered_judged(outcomes)
-    if not answered:
-        return None
-    groups: dict[int, list[AnswerOutcome]] = {}
-    for o in answered:
-        # + 1e-9: 0.3 × 10 may land a hair under 3 and fall into the bin below
-        b = min(max(math.floor(o.confidence * bins + 1e-9), 0), bins - 1)
-        groups.setdefault(b, []).append(o)
-    return sum(len(g) / len(answered) * abs(np.mean([o.correct for o in g])
-                                            - np.mean([o.confidence for o in g]))
-               for g in groups.values())
+    return ece_of([o.confidence for o in answered], [o.correct for o in answered], bins)
+
+
+def calibration(outcomes: Sequence[AnswerOutcome]) -> CalibrationCheck | None:
+    """The ECE against what an answerer right exactly as often as it says scores on the same
+    answered judged questions (rag.tuning.uncertainty)."""
+    answered = _answered_judged(outcomes)
+    return calibration_check([o.confidence for o in answered], [o.correct for o in answered])
+
+
+def _right_and_wrong(outcomes: Sequence[AnswerOutcome]) -> tuple[list[float], list[float]]:
+    answered = _answered_judged(outcomes)
+    return ([o.confidence for o in answered if o.correct],
+            [o.confidence for o in answered if not o.correct])
 
 
 def confidence_auroc(outcomes: Sequence[AnswerOutcome]) -> float | None:
     """P(a right answer's confidence > a wrong one's), ties counted half (Mann–Whitney U / n₊n₋);
     None when all answers are right or all wrong."""
-    answered = _answered_judged(outcomes)
-    right = np.array([o.confidence for o in answered if o.correct])
-    wrong = np.array([o.confidence for o in answered if not o.correct])
-    if not len(right) or not len(wrong):
-        return None
-    diff = right[:, None] - wrong[None, :]
-    return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
+    return auroc_of(*_right_and_wrong(outcomes))
 
 
 def risk_coverage(outcomes: Sequence[AnswerOutcome]) -> list[dict[str, Any]]:
@@ -238,6 +244,10 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
 
 
+def _round_pair(pair: tuple[float, float] | None) -> list[float] | None:
+    return None if pair is None else [round(pair[0], 4), round(pair[1], 4)]
+
+
 def missing_fact_places(outcomes: Sequence[AnswerOutcome]) -> dict[str, int]:
     """Where the book holds the key facts that in-scope answers which are not correct lack
     (rag.tuning.fact_places.place_counts)."""
@@ -262,10 +272,13 @@ def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "answered_out_of_scope": sum(o.answered for o in outside),
         "missing_fact_places": missing_fact_places(outcomes),
         "false_answer_rate": _round(false_answer_rate(outcomes)),
-        "per_level": [{k: _round(v) if k == "accuracy" else v for k, v in row.items()}
+        "per_level": [row | {"accuracy": _round(row["accuracy"]),
+                             "interval": _round_pair(row["interval"])}
                       for row in level_table(outcomes)],
         "ece": _round(expected_calibration_error(outcomes)),
+        "calibration": check.to_dict() if (check := calibration(outcomes)) else None,
         "auroc": _round(confidence_auroc(outcomes)),
+        "auroc_interval": _round_pair(auroc_interval(*_right_and_wrong(outcomes))),
         "mean_latency_ms": round(float(np.mean(latencies)), 1) if latencies else None,
         "risk_coverage": [{k: _round(v) if isinstance(v, float) else v for k, v in row.items()}
                           for row in risk_coverage(outcomes)],

@@ -355,8 +355,15 @@ def test_answers_and_the_gate_they_imply(sample_settings, sample_index, monkeypa
     assert {m.label: m.value for m in at.metric}["Answer accuracy"] == f"{rec['accuracy']:.3f}"
     figures = frame_with(at, "metric", "current", "recommended").set_index("metric")
     assert figures.loc["Answer accuracy (key facts)", "current"] == pytest.approx(now["accuracy"])
-    levels = frame_with(at, "level", "count")[["level", "count", "answered", "correct"]]
+    shown = frame_with(at, "level", "count")
+    levels = shown[["level", "count", "answered", "correct"]]
     assert levels.to_dict("records") == [{k: r[k] for k in levels} for r in now["per_level"]]
+    assert list(shown["interval"]) == [  # a level's accuracy on so few answers, roughly
+        "—" if r["interval"] is None else f"{r['interval'][0]:.0%}–{r['interval'][1]:.0%}"
+        for r in now["per_level"]]
+    assert any(c.value.startswith("Current point, on 3 questions. ECE ") and
+               "an answerer right exactly as often as it says would score" in c.value
+               for c in at.caption), [c.value for c in at.caption]
     table = frame_with(at, "question", "answer_correct", "missing_facts", "fact_places")
     assert list(table["answer_correct"]) == [q["correct"] for q in rec["questions"]]
     assert table["fact_places"][1] == "marmalade quantum zebra: in no single unit of the book"

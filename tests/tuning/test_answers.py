@@ -123,10 +123,14 @@ def test_accuracy_and_false_answers():
 
 
 def test_levels_count_judged_questions():
-    assert level_table(HAND) == [
+    rows = level_table(HAND)
+    assert [{k: v for k, v in r.items() if k != "interval"} for r in rows] == [
         {"level": "high", "count": 1, "answered": 1, "correct": 1, "accuracy": 1.0},  # o6 out
         {"level": "medium", "count": 3, "answered": 3, "correct": 1, "accuracy": 1 / 3},
         {"level": "low", "count": 3, "answered": 0, "correct": 0, "accuracy": None}]
+    # the Wilson interval of correct / answered: 1 of 1 is anywhere from 21 % to 100 %
+    assert rows[0]["interval"] == pytest.approx((0.2065, 1.0), abs=1e-4)
+    assert rows[2]["interval"] is None
 
 
 def test_expected_calibration_error():
@@ -169,6 +173,15 @@ def test_summary_is_rounded_and_counts_exclusions():
     assert (s["accuracy"], s["false_answer_rate"], s["ece"], s["auroc"]) == (0.4, 0.5, 0.325,
                                                                            0.625)
     assert s["per_level"][1]["accuracy"] == 0.3333
+    assert s["per_level"][1]["interval"] == [0.0615, 0.7923]  # 1 of 3, Wilson, rounded
+    assert s["per_level"][2]["interval"] is None
+    # right {0.9, 0.7} vs wrong {0.8, 0.7}: a bootstrap interval around the AUROC of 0.625
+    low, high = s["auroc_interval"]
+    assert 0.0 <= low <= 0.625 <= high <= 1.0
+    check = s["calibration"]
+    assert check["mean_confidence"] == 0.775 and check["accuracy"] == 0.5
+    assert 0 < check["expected_if_calibrated"] <= check["chance_high"]
+    assert check["beyond_chance"] == (0.325 > check["chance_high"])
     assert s["risk_coverage"][0] == {"gate": 0.45, "answered": 5, "answer_rate": 0.7143,
                                      "correct": 3, "accuracy": 0.6}
 

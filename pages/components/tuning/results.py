@@ -20,6 +20,7 @@ from pages.components.tuning.view import (
     margin_frame,
     outcome_frame,
     risk_coverage_frame,
+    uncertainty_note,
 )
 from rag.retrieval.hybrid import CandidatePool, rank_candidates
 from rag.tuning.answers import AnswerOutcome
@@ -66,7 +67,10 @@ QUESTION_CONFIG = {
 LEVEL_CONFIG = {"level": "Level", "count": st.column_config.NumberColumn(
                     "Questions", help="Judged questions (out of scope, or with key facts)"),
                 "answered": "Answered", "correct": "Correct",
-                "accuracy": st.column_config.NumberColumn("Accuracy", format="percent")}
+                "accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
+                "interval": st.column_config.TextColumn(
+                    "95 % interval", help="Where the level's accuracy lies, 19 times in 20, "
+                                          "given so few answers (Wilson score interval)")}
 ANSWER_METRICS = (("answer_accuracy", "Answer accuracy", "normal"),
                   ("answer_with_more", "With the passages under it", "normal"),
                   ("answer_false_rate", "False answers", "inverse"),
@@ -187,6 +191,10 @@ def answer_summary(ev: Evaluation) -> None:
             "shown under the refusal.")
     if places:
         st.caption(f"Current point. {places}")
+    for name in ("current", "recommended"):
+        if note := uncertainty_note(ev.answers[name]):
+            st.caption(f"{name.capitalize()} point, on {len(ev.answers[name])} questions. "
+                       f"{note}")
     for column, name in zip(st.columns(2, gap="large"), ("current", "recommended"), strict=True):
         w, t = ev.points[name]
         with column:

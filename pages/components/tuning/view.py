@@ -25,6 +25,7 @@ from rag.tuning.answers import (
 from rag.tuning.fact_places import describe_counts
 from rag.tuning.recommend import OBJECTIVES, Recommendation, objective_grid
 from rag.tuning.sweep import PoolArrays, SweepResult, run_sweep
+from rag.tuning.uncertainty import describe_calibration
 
 OBJECTIVE_LABELS = {"max_f1": "Max F1",
                     "max_recall_at_far": "Max Recall@k under a false-answer limit"}
@@ -140,8 +141,23 @@ def fact_place_summary(outcomes: Sequence[AnswerOutcome]) -> str:
 
 
 def level_frame(outcomes: Sequence[AnswerOutcome]) -> pd.DataFrame:
-    return pd.DataFrame(level_table(outcomes),
-                        columns=["level", "count", "answered", "correct", "accuracy"])
+    """Per confidence level: questions, answered, correct, accuracy and its 95 % interval
+    ("53–98 %"; on a few answers a level's accuracy is known only roughly)."""
+    frame = pd.DataFrame(level_table(outcomes),
+                         columns=["level", "count", "answered", "correct", "accuracy", "interval"])
+    frame["interval"] = [f"{p[0]:.0%}–{p[1]:.0%}" if isinstance(p, tuple) else "—"
+                         for p in frame["interval"]]
+    return frame
+
+
+def uncertainty_note(outcomes: Sequence[AnswerOutcome]) -> str:
+    """How far the ECE and AUROC of these answers can be trusted (rag.tuning.uncertainty)."""
+    summary = summarise_answers(outcomes)
+    said = describe_calibration(summary["ece"], summary["calibration"])
+    if summary["auroc_interval"]:
+        lo, hi = summary["auroc_interval"]
+        said += f" AUROC {summary['auroc']:.3f}, 95 % interval {lo:.2f}–{hi:.2f}."
+    return said.strip()
 
 
 def risk_coverage_frame(outcomes: dict[str, Sequence[AnswerOutcome]]) -> pd.DataFrame:
