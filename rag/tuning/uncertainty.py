@@ -75,6 +75,7 @@ class CalibrationCheck:
     chance_high: float  # ... exceeded one time in ten (CHANCE)
     mean_confidence: float
     accuracy: float
+    answers: int = 0
 
     @property
     def beyond_chance(self) -> bool:
@@ -91,7 +92,7 @@ class CalibrationCheck:
         return {"expected_if_calibrated": round(self.expected, 4),
                 "chance_high": round(self.chance_high, 4), "beyond_chance": self.beyond_chance,
                 "leaning": self.leaning, "mean_confidence": round(self.mean_confidence, 4),
-                "accuracy": round(self.accuracy, 4)}
+                "accuracy": round(self.accuracy, 4), "answers": self.answers}
 
 
 def calibration_check(confidences: Sequence[float], right: Sequence[bool],
@@ -110,7 +111,7 @@ def calibration_check(confidences: Sequence[float], right: Sequence[bool],
         np.abs((rng.random((size, len(c))) < c) @ onehot - c @ onehot).sum(axis=1) / len(c)
         for size in _blocks(draws, len(c))])
     return CalibrationCheck(ece, float(gaps.mean()), float(np.quantile(gaps, CHANCE)),
-                            float(c.mean()), float(np.mean(right)))
+                            float(c.mean()), float(np.mean(right)), len(c))
 
 
 def auroc_interval(right: Sequence[float], wrong: Sequence[float], resamples: int = RESAMPLES,
@@ -153,7 +154,7 @@ def describe_calibration(ece: float | None, check: dict | None) -> str:
     if ece is None or not check:
         return ""
     said = (f"ECE {ece:.3f}: an answerer right exactly as often as it says would score "
-            f"{check['expected_if_calibrated']:.3f} on these answers, and above "
+            f"{check['expected_if_calibrated']:.3f} on these {check['answers']} answers, and above "
             f"{check['chance_high']:.3f} one time in ten")
     if not check["beyond_chance"]:
         return f"{said}; this is within chance."

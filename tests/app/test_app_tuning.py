@@ -361,7 +361,7 @@ def test_answers_and_the_gate_they_imply(sample_settings, sample_index, monkeypa
     assert list(shown["interval"]) == [  # a level's accuracy on so few answers, roughly
         "—" if r["interval"] is None else f"{r['interval'][0]:.0%}–{r['interval'][1]:.0%}"
         for r in now["per_level"]]
-    assert any(c.value.startswith("Current point, on 3 questions. ECE ") and
+    assert any(c.value.startswith("Current point. ECE ") and
                "an answerer right exactly as often as it says would score" in c.value
                for c in at.caption), [c.value for c in at.caption]
     table = frame_with(at, "question", "answer_correct", "missing_facts", "fact_places")

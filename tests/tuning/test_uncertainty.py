@@ -57,8 +57,8 @@ def test_beyond_chance_says_which_way_confidence_runs():
     assert calibration_check([], []) is None
     said = describe_calibration(over.ece, over.to_dict())
     assert said.startswith("ECE 0.567: an answerer right exactly as often as it says would "
-                           "score ") and said.endswith(
-        "this is beyond chance: confidence runs high (mean 0.90, accuracy 0.33).")
+                           "score ") and " on these 30 answers, and above " in said
+    assert said.endswith("this is beyond chance: confidence runs high (mean 0.90, accuracy 0.33).")
     fine = calibration_check([0.5] * 24, [True] * 11 + [False] * 13)
     assert describe_calibration(fine.ece, fine.to_dict()).endswith("this is within chance.")
     assert describe_calibration(None, None) == ""

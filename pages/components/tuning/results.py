@@ -193,8 +193,7 @@ def answer_summary(ev: Evaluation) -> None:
         st.caption(f"Current point. {places}")
     for name in ("current", "recommended"):
         if note := uncertainty_note(ev.answers[name]):
-            st.caption(f"{name.capitalize()} point, on {len(ev.answers[name])} questions. "
-                       f"{note}")
+            st.caption(f"{name.capitalize()} point. {note}")
     for column, name in zip(st.columns(2, gap="large"), ("current", "recommended"), strict=True):
         w, t = ev.points[name]
         with column:
