@@ -216,7 +216,8 @@ def print_answers(r: dict[str, Any]) -> None:
             print(f"    gate for accuracy >= {g['target']}: " + (
                 "none reaches it" if g["gate"] is None else
                 f"{g['gate']:.4f} (answers {_figure(g['answer_rate'], '.0%')} of judged "
-                f"questions at accuracy {_figure(g['accuracy'])})"))
+                f"questions at accuracy {_figure(g['accuracy'])}, 95% interval "
+                f"{_interval(g['interval'])})"))
     print(f"  active gates: answer >= {r['gates']['gate_answer']}, caveat >= "
           f"{r['gates']['gate_caveat']}, refuse below")
 

@@ -32,6 +32,7 @@ from rag.tuning.answers import (
 from rag.tuning.questions import Question, unknown_entries
 from rag.tuning.recommend import Recommendation, calibrate, recommend
 from rag.tuning.sweep import SweepResult, build_arrays, candidate_pass, run_sweep
+from rag.tuning.uncertainty import wilson_interval
 
 if TYPE_CHECKING:
     from rag.answer.pipeline import Pipeline
@@ -133,8 +134,11 @@ def gate_choice(outcomes: Sequence[AnswerOutcome], target: float) -> dict[str, A
     curve = risk_coverage(outcomes)
     gate = gate_for_accuracy(curve, target)
     row = next((r for r in curve if r["gate"] == gate), {})
+    interval = wilson_interval(row.get("correct", 0), row.get("answered", 0))
     return {"target": target, "gate": gate, "answer_rate": row.get("answer_rate"),
-            "accuracy": row.get("accuracy"), "answered": row.get("answered", 0)}
+            "accuracy": row.get("accuracy"), "answered": row.get("answered", 0),
+            # on a few answers the accuracy the gate keeps is known only roughly
+            "interval": None if interval is None else [round(v, 4) for v in interval]}
 
 
 def answer_report(outcomes: Sequence[AnswerOutcome], point: Point,

@@ -371,7 +371,10 @@ def test_answers_and_the_gate_they_imply(sample_settings, sample_index, monkeypa
                "1 in no single unit of the book" in c.value for c in at.caption)
     assert "current" in {t["name"] for t in figure(at, "tuning_risk_coverage")["data"]}
     at.slider(key="tuning_gate_target").set_value(0.0).run()
-    gate = gate_choice(ev.answers["current"], 0.0)["gate"]
+    chosen = gate_choice(ev.answers["current"], 0.0)
+    gate, (low, high) = chosen["gate"], chosen["interval"]
+    assert any(c.value.startswith(f"current: gate {gate:.3f} keeps ") and
+               c.value.endswith(f"(95 % interval {low:.2f}–{high:.2f}).") for c in at.caption)
     next(b for b in at.button if b.key == "tuning_apply_gate").click().run()
     assert any(f"Applied confidence gate {gate:.3f}" in m.value for m in at.success)
     after = load_settings(env={"RAG_SETTINGS": env["RAG_SETTINGS"]})

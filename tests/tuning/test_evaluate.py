@@ -114,7 +114,9 @@ def test_gate_choice_reports_what_the_gate_keeps():
     outcomes = [made(0.9, True), made(0.8, True), made(0.6, False), made(0.5, True, False)]
     # gates .5: 2/4 right; .6: 2/3; .8: 2/2; .9: 1/1
     assert gate_choice(outcomes, 0.6) == {"target": 0.6, "gate": 0.6, "answer_rate": 0.75,
-                                          "accuracy": pytest.approx(2 / 3), "answered": 3}
+                                          "accuracy": pytest.approx(2 / 3), "answered": 3,
+                                          "interval": [0.2077, 0.9385]}  # 2 of 3, Wilson
+    assert gate_choice(outcomes, 1.0)["interval"] == [0.3424, 1.0]  # 2 of 2
     assert gate_choice(outcomes, 1.0)["gate"] == 0.8
     report = answer_report(outcomes, (0.5, 0.3), gate_target=0.6, with_questions=False)
     assert report["gate"]["accuracy"] == 0.6667 and "questions" not in report

@@ -215,7 +215,8 @@ def gate_chooser(ev: Evaluation) -> dict:
         st.caption(f"{name}: " + ("no gate reaches this accuracy." if c["gate"] is None else
                                   f"gate {c['gate']:.3f} keeps {c['answered']} answers "
                                   f"({c['answer_rate']:.0%} of judged questions) at accuracy "
-                                  f"{c['accuracy']:.3f}."))
+                                  f"{c['accuracy']:.3f} (95 % interval {c['interval'][0]:.2f}–"
+                                  f"{c['interval'][1]:.2f})."))
     return choices["current"]
 
 
