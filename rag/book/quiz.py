@@ -18,7 +18,7 @@ import bisect
 import itertools
 import re
 
-from rag.book.sentences import clean_inline
+from rag.book.inline import clean_inline
 
 # A line that asks: "**Question 3**: Why ...?", "1. What's ...?" (a <summary> once the parser
 # has dropped the tags) or "**How do I ...?**"; group 1 is its number when it has one.

@@ -1,15 +1,18 @@
 """A section's text as the units an extractive answer may quote: prose sentences, list items,
-table rows and one-line commands, cleaned of Markdown (links keep their text, images and HTML
-go). A list item keeps the label it sits under, short items are quoted together and labelled
-items also make an overview (list_units), so a quoted item still says what it is about.
+table rows and one-line commands, cleaned of Markdown (rag.book.inline). A list item keeps the
+label it sits under, short items are quoted together and labelled items also make an overview
+(list_units), so a quoted item still says what it is about. Ingest embeds these units and the
+answerer scores them, so both see exactly the same text.
 
-Ingest embeds these units and the answerer scores them, so both see exactly the same text.
-Headings, quiz questions, lead-ins ending in ':' (unless the section ends on one: what it
-introduces sits under the next heading) and code are not quotable units, but a short command
-right after a lead-in ("**Solution**: ```source setup.bash```") is, as one unit, and so is each
-commented step of a shell block ("# Retry build" over "colcon build --parallel-workers 1"):
-technical books put the fix there (five key facts of data/eval/physical-ai-heldout.yaml were in
-no unit before). A code span keeps what it holds (`ros__parameters`, a URL to paste).
+Headings, quiz questions and code are not units, but a short command right after a lead-in
+("**Solution**: ```source setup.bash```", with or without a blank line between) is one, and so
+is each commented step of a shell block ("# Retry build" over "colcon build"): technical books
+put the fix there. A lead-in ending in ':' is quoted as it stands unless a unit carries it (the
+items it labels, the command after it): it often holds the answer ("Create a state machine or
+behavior tree:" over steps, "Provide a 2-3 page analysis covering:" over bold-labelled parts,
+"Group related nodes under a namespace:" over a program). Dropping them left 58 sections of the
+Physical AI book without a unit and 12 key facts of the development sets in no unit (now 45,
+all reading lists and code, and 7). A code span keeps what it holds (`ros__parameters`).
 """
 
 from __future__ import annotations
@@ -17,8 +20,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag.book.inline import (
+    MAX_WORDS,
+    clean_inline,
+    link_share,
+    quotable,
+    says_something,
+    table_row,
+)
+
 PROSE, ITEM, COMMAND, ROW, HEADING = "prose", "item", "command", "row", "heading"
-MIN_WORDS, MAX_WORDS = 4, 80
 MAX_COMMAND_LINES = 2  # a longer block is a program, not an answer
 MAX_STEP_LINES = 4  # commands under one comment of a shell block (commented_steps)
 SHELL_FENCES = ("", "bash", "sh", "shell", "console", "zsh")  # "": a fence with no language
@@ -39,18 +50,10 @@ RULE_RE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|:::.*|<[^>]+>\s*|import .* from
 # "vs." and decimals ("2.5") do not end one (the glossary's "Upfront costs ... vs. OpEx").
 SENTENCE_END_RE = re.compile(
     r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[\"'(\[*_`A-Z0-9])")
-IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-URL_RE = re.compile(r"<?https?://\S+>?")
-HTML_RE = re.compile(r"</?[a-zA-Z][^>]*>")
-# `__` inside a word is part of it (CommonMark): "ros__parameters" keeps both
-EMPHASIS_RE = re.compile(r"\*\*|(?<![^\W_])__|__(?![^\W_])|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
-CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 # "**Label:** value" or "**Label**: value"
 FIELD_RE = re.compile(r"^(?:\*\*|__)[^*_]{1,40}?(?::(?:\*\*|__)|(?:\*\*|__):)\s")
 BOLD_LINE_RE = re.compile(r"^(\*\*|__)[^*_].*\1:?$")  # "**Tested with ROS 2 Humble**"
 OWN_LABEL_RE = re.compile(r"^([^:;.]{1,40}):\s")  # "GPU: NVIDIA RTX ..." says what it is about
-QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
 
 
 TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -63,42 +66,6 @@ class Unit:
     text: str
     kind: str  # prose | item | command
     block: int  # units of one paragraph or one list share a block number
-
-
-def clean_inline(text: str) -> str:
-    """Markdown marks out, link text kept, whitespace collapsed. A code span keeps what it
-    holds (a URL to paste, `<exec_depend>`, `ros__parameters`); only its backticks go."""
-    text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", text))
-    parts = CODE_SPAN_RE.split(text)  # even: prose, odd: code
-    text = "".join(part if k % 2 else EMPHASIS_RE.sub("", HTML_RE.sub("", URL_RE.sub("", part)))
-                   for k, part in enumerate(parts)).replace("`", "")
-    return " ".join(text.split()).strip(" -–—|")
-
-
-def quotable(text: str) -> bool:
-    words = text.split()
-    if not MIN_WORDS <= len(words) <= MAX_WORDS or not re.search(r"[A-Za-z]{2}", text):
-        return False
-    return not (text.endswith(("?", ":")) or QUIZ_RE.match(text))
-
-
-def link_share(raw: str) -> float:
-    """How much of a line is link text: a list of links is a reading list, not an answer."""
-    linked = sum(len(m.group(1)) for m in LINK_RE.finditer(raw))
-    return linked / max(len(clean_inline(raw)), 1)
-
-
-def table_row(line: str, header: list[str]) -> str:
-    """A table row as "first cell: header other cell; ..." (the header names what a short
-    value is: "Humanoid: DOF 20-40+")."""
-    cells = [clean_inline(c) for c in line.strip().strip("|").split("|")]
-    if len([c for c in cells if c]) < 2:
-        return ""
-    names = header if len(header) == len(cells) else [""] * len(cells)
-    rest = [f"{name} {cell}".strip() if len(cell.split()) <= 3 and name.lower() not in
-            cell.lower() else cell for name, cell in zip(names[1:], cells[1:], strict=True)
-            if cell]
-    return f"{cells[0]}: {'; '.join(rest)}" if cells[0] else "; ".join(rest)
 
 
 def split_section(text: str, heading: str = "", labelled: bool = True) -> list[Unit]:
@@ -114,6 +81,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
     items: list[tuple[int, str]] = []  # the open list: (indent, cleaned item text)
     block = 0
     lead_in = ""  # the previous line, when it ended in ':' (it may introduce a command)
+    leads: list[tuple[int, Unit]] = []  # paragraphs' closing lead-ins, where they stood
     label = ""  # the last paragraph's closing sentence, when it ends in ':' (it heads a list)
     title = clean_inline(heading)  # the heading (or bold line) right above a list
 
@@ -128,6 +96,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             sentences = SENTENCE_END_RE.split(joined)
             units.extend(Unit(s, PROSE, block) for s in sentences if quotable(s))
             label = sentences[-1] if sentences[-1].endswith(":") else ""
+            if label:
+                leads.append((len(units), Unit(label, PROSE, block)))
 
     def close_list() -> None:
         nonlocal block, label, title
@@ -166,7 +136,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             continue
         stripped = line.strip()
         lead = clean_inline(ITEM_RE.sub("", stripped, count=1))  # "2. Check it:" -> "Check it:"
-        lead_in = lead if lead.endswith(":") and len(lead.split()) <= 12 else ""
+        if stripped:  # a blank line between "Verify installation:" and its command keeps it
+            lead_in = lead if lead.endswith(":") and len(lead.split()) <= 12 else ""
         if stripped.startswith("|"):
             flush()
             close_list()
@@ -204,9 +175,19 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
         i += 1
     flush()
     close_list()
-    if label and quotable(label[:-1]):  # the text ends on a lead-in: what it introduces is
-        units.append(Unit(label, PROSE, block))  # under the next heading
-    return _dedupe(units)
+    return _dedupe(_with_lost_leads(units, leads))
+
+
+def _with_lost_leads(units: list[Unit], leads: list[tuple[int, Unit]]) -> list[Unit]:
+    """A lead-in no unit carries, quoted where it stood; "Solution: Add it to package.xml:" is
+    carried by the command "Add it to package.xml: <exec_depend>...", led by its own part."""
+    carried, out = [u.text.lower() for u in units], list(units)
+    for position, lead in reversed(leads):
+        core = lead.text[:-1].strip().lower()
+        own = core.split(": ", 1)[-1] if quotable(core.split(": ", 1)[-1]) else core
+        if says_something(lead.text) and not any(core in t or own in t for t in carried):
+            out.insert(position, lead)
+    return out
 
 
 def commented_steps(lines: list[str]) -> list[str]:
@@ -254,9 +235,13 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
     for parent in dict.fromkeys(parents):
         group = [n for n, p in enumerate(parents)
                  if p == parent and n not in labels and not items[n][1].endswith("?")]
+        name = (items[parent][1] if parent >= 0 else lead).rstrip(":").strip()
+        heads = [items[n][1].rstrip(":") for n, p in enumerate(parents) if p == parent and
+                 n in labels]
+        if not group and len(heads) > 1 and name:  # "Two schemes are common: WIO; Lidar + Map"
+            out.append((parents.index(parent) - 0.5, _led(name, heads)))
         if not group:
             continue
-        name = (items[parent][1] if parent >= 0 else lead).rstrip(":").strip()
         texts = [items[n][1] for n in group]
         head = name or title.rstrip(":")
         merged = f"{head}: {'; '.join(texts)}" if head else "; ".join(texts)
@@ -269,9 +254,23 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
                 all(len(x.split()) <= SHORT_ITEM for x in own):  # "- **Friction cones**: ..."
             overview = "; ".join(own)
             out.append((group[0] - 0.5, f"{head}: {overview}" if head else overview))
+        if parent in labels and len(name.split()) > LABEL_WORDS and says_something(name + ":"):
+            out.append((parent, items[parent][1]))  # too long to lead each item: quoted alone
         for n, t in zip(group, texts, strict=True):
             out.extend((n, part) for part in _item_parts(t, name))
     return [t for _, t in sorted(out, key=lambda o: o[0])]
+
+
+def _led(lead: str, texts: list[str]) -> str:
+    """A lead-in with as many of the labels it introduces as fit in MAX_WORDS ("Two schemes
+    are common: Wheel-Inertial Odometry; Lidar + Map Matching"); alone, colon kept, when not
+    even the first fits."""
+    taken: list[str] = []
+    for text in texts:
+        if len(f"{lead}: {'; '.join([*taken, text])}".split()) > MAX_WORDS:
+            break
+        taken.append(text)
+    return f"{lead}: {'; '.join(taken)}" if taken else f"{lead}:"
 
 
 def _item_parts(item: str, name: str) -> list[str]:

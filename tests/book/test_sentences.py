@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rag.book.sentences import COMMAND, HEADING, ITEM, PROSE, ROW, clean_inline, split_section
+from rag.book.inline import clean_inline
+from rag.book.sentences import COMMAND, HEADING, ITEM, PROSE, ROW, split_section
 
 SECTION = """Sensor fusion combines readings from several sensors. It hides each one's weakness.
 
@@ -109,7 +110,10 @@ def test_nested_items_carry_their_label_and_short_siblings_make_one_unit():
     assert "Wheel-Inertial Odometry (WIO): Combines wheel encoders and a gyroscope; Cheap to " \
         "run; Drifts on sand" in texts
     assert "Lidar + Map Matching: Needs a prior map; Fails in long corridors" in texts
-    assert not any(t.startswith(("Wheel-Inertial Odometry (WIO):;", "Two fusion")) for t in texts)
+    assert not any(t.startswith("Wheel-Inertial Odometry (WIO):;") for t in texts)
+    # the lead-in of labelled lists names them all: it answers "which schemes are common?"
+    assert "Two fusion schemes are common: Wheel-Inertial Odometry (WIO); Lidar + Map " \
+        "Matching" in texts and "Two fusion schemes are common:" not in texts
     assert not any(t in ("Cheap to run", "Drifts on sand") for t in texts)  # only merged
 
 
@@ -182,13 +186,57 @@ def test_labelled_items_also_make_an_overview_of_their_labels():
     assert not any(";" in u.text for u in split_section(two))  # two labels are no overview
 
 
-def test_a_section_that_ends_on_its_lead_in_quotes_it():
+def test_a_lead_in_no_unit_carries_is_quoted_as_it_stands():
+    """A lead-in often holds the answer itself; it is a unit of its own unless the items it
+    labels or the command after it carry it."""
     ends = "The rover course runs over 6 modules spanning 10 weeks:\n"  # its table is a subsection
     assert [u.text for u in split_section(ends)] == [
         "The rover course runs over 6 modules spanning 10 weeks:"]
-    listed = ends + "\n- Module one covers the drive train and its encoders\n"
-    assert "The rover course runs over 6 modules spanning 10 weeks:" not in \
-        [u.text for u in split_section(listed)]
+    listed = ends + "\n- Module one covers the drive train and its encoders\n"  # too long a lead
+    assert [u.text for u in split_section(listed)] == [  # to lead the item: both are quoted
+        "The rover course runs over 6 modules spanning 10 weeks:",
+        "Module one covers the drive train and its encoders"]
+    short = "Every rover kit ships with:\n- Two drive motors\n- One lidar puck\n"
+    assert [u.text for u in split_section(short)] == [  # carried by its short items
+        "Every rover kit ships with: Two drive motors; One lidar puck"]
+    steps = ("Create a state machine or behavior tree:\n- Coordinate perception, planning and "
+             "action\n- Handle failures gracefully with retry and replan\n")
+    assert split_section(steps)[0].text == "Create a state machine or behavior tree:"
+    program = ("Group related nodes under a namespace:\n```python\nNode(\n    package='pkg',\n"
+               "    executable='node',\n    namespace='robot1'\n)\n```\n")
+    assert [u.text for u in split_section(program)] == ["Group related nodes under a namespace:"]
+    parts = ("Provide a 2-3 page analysis covering:\n\n**Domain Randomization:**\n"
+             "- Which parameters would you vary across the training runs\n")
+    assert "Provide a 2-3 page analysis covering:" in [u.text for u in split_section(parts)]
+    nested = ("3. **Technical Report:** 3-4 page PDF including:\n"
+              "   - System architecture diagram with every node\n"
+              "   - Screenshots of Gazebo, RViz2 and Unity where used\n")
+    assert [u.text for u in split_section(nested)] == [
+        "Technical Report: 3-4 page PDF including:",  # a label too long to lead its items
+        "System architecture diagram with every node",
+        "Screenshots of Gazebo, RViz2 and Unity where used"]
+
+
+def test_a_lead_in_that_only_points_at_what_follows_is_not_quoted():
+    program = "The integral term works like this:\n```python\nx = 1\ny = 2\nz = x + y\n```\n"
+    assert split_section(program) == []
+    goals = ("After this lesson, you will be able to:\n- Explain how a PID loop rejects a "
+             "disturbance\n- Tune the derivative gain without amplifying noise\n")
+    assert [u.text for u in split_section(goals)] == [
+        "Explain how a PID loop rejects a disturbance",
+        "Tune the derivative gain without amplifying noise"]
+    assert split_section("Here is an example of a launch file for two robots:\n```python\n"
+                         "a = 1\nb = 2\nc = 3\n```\n") == []
+
+
+def test_a_blank_line_between_a_lead_in_and_its_command_keeps_them_together():
+    text = "Verify installation:\n\n```bash\nnvidia-smi\n```\n\nYou should see your GPU listed.\n"
+    assert [(u.text, u.kind) for u in split_section(text)] == [
+        ("Verify installation: nvidia-smi", COMMAND), ("You should see your GPU listed.", PROSE)]
+    solution = ("**Solution**:\nAdd dependencies to `package.xml`:\n```xml\n"
+                "<exec_depend>launch</exec_depend>\n```\n")
+    assert [u.text for u in split_section(solution)] == [  # the command carries the lead-in
+        "Add dependencies to package.xml: <exec_depend>launch</exec_depend>"]
 
 
 def test_a_label_nested_two_deep_is_not_quoted_after_an_overview():

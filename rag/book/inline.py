@@ -1,0 +1,65 @@
+"""Lines of Markdown as plain text: what a quoted unit of the book reads as (rag.book.sentences),
+a table row with the header naming its values, and how much of a line is links (a list of links
+is a reading list, not an answer)."""
+
+from __future__ import annotations
+
+import re
+
+IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+URL_RE = re.compile(r"<?https?://\S+>?")
+HTML_RE = re.compile(r"</?[a-zA-Z][^>]*>")
+# `__` inside a word is part of it (CommonMark): "ros__parameters" keeps both
+EMPHASIS_RE = re.compile(r"\*\*|(?<![^\W_])__|__(?![^\W_])|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+MIN_WORDS, MAX_WORDS = 4, 80  # a quotable unit's length
+QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
+# A lead-in that points at what follows says nothing itself ("The integral term works like
+# this:"), nor does a lesson's boilerplate ("After this lesson, you will be able to:").
+FILLER_LEAD_RE = re.compile(r"\b(?:like this|as follows|(?:the )?following(?: \w+){0,2}|below|"
+                            r"this|these|here|(?:will|'ll) (?:be able to|learn(?: how)? to)|"
+                            r"ability to|ensure you have)\s*:$|^(?:here(?:'s| is| are)|for "
+                            r"example)\b", re.I)
+
+
+def clean_inline(text: str) -> str:
+    """Markdown marks out, link text kept, whitespace collapsed. A code span keeps what it
+    holds (a URL to paste, `<exec_depend>`, `ros__parameters`); only its backticks go."""
+    text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", text))
+    parts = CODE_SPAN_RE.split(text)  # even: prose, odd: code
+    text = "".join(part if k % 2 else EMPHASIS_RE.sub("", HTML_RE.sub("", URL_RE.sub("", part)))
+                   for k, part in enumerate(parts)).replace("`", "")
+    return " ".join(text.split()).strip(" -–—|")
+
+
+def link_share(raw: str) -> float:
+    """How much of a line is link text: a list of links is a reading list, not an answer."""
+    linked = sum(len(m.group(1)) for m in LINK_RE.finditer(raw))
+    return linked / max(len(clean_inline(raw)), 1)
+
+
+def table_row(line: str, header: list[str]) -> str:
+    """A table row as "first cell: header other cell; ..." (the header names what a short
+    value is: "Humanoid: DOF 20-40+")."""
+    cells = [clean_inline(c) for c in line.strip().strip("|").split("|")]
+    if len([c for c in cells if c]) < 2:
+        return ""
+    names = header if len(header) == len(cells) else [""] * len(cells)
+    rest = [f"{name} {cell}".strip() if len(cell.split()) <= 3 and name.lower() not in
+            cell.lower() else cell for name, cell in zip(names[1:], cells[1:], strict=True)
+            if cell]
+    return f"{cells[0]}: {'; '.join(rest)}" if cells[0] else "; ".join(rest)
+
+
+def quotable(text: str) -> bool:
+    words = text.split()
+    if not MIN_WORDS <= len(words) <= MAX_WORDS or not re.search(r"[A-Za-z]{2}", text):
+        return False
+    return not (text.endswith(("?", ":")) or QUIZ_RE.match(text))
+
+
+def says_something(lead: str) -> bool:
+    """A lead-in ending in ':' worth quoting on its own: long enough, and not one that only
+    points at what follows (FILLER_LEAD_RE)."""
+    return quotable(lead[:-1]) and not FILLER_LEAD_RE.search(lead)
