@@ -4,6 +4,7 @@ is a reading list, not an answer)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -24,11 +25,13 @@ FILLER_LEAD_RE = re.compile(r"\b(?:like this|as follows|(?:the )?following(?: \w
 
 
 def clean_inline(text: str) -> str:
-    """Markdown marks out, link text kept, whitespace collapsed. A code span keeps what it
-    holds (a URL to paste, `<exec_depend>`, `ros__parameters`); only its backticks go."""
+    """Markdown marks out, link text kept, entities read ("&lt;50ms" is "<50ms"), whitespace
+    collapsed. A code span keeps what it holds (a URL to paste, `<exec_depend>`,
+    `ros__parameters`); only its backticks go."""
     text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", text))
     parts = CODE_SPAN_RE.split(text)  # even: prose, odd: code
-    text = "".join(part if k % 2 else EMPHASIS_RE.sub("", HTML_RE.sub("", URL_RE.sub("", part)))
+    text = "".join(part if k % 2 else
+                   html.unescape(EMPHASIS_RE.sub("", HTML_RE.sub("", URL_RE.sub("", part))))
                    for k, part in enumerate(parts)).replace("`", "")
     return " ".join(text.split()).strip(" -–—|")
 

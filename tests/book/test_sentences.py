@@ -311,6 +311,12 @@ def test_abbreviations_do_not_end_a_sentence_and_a_definition_list_joins_its_ter
                      "(running costs)."]
 
 
+def test_entities_read_as_the_characters_they_stand_for():
+    assert clean_inline("Inference latency: &lt;50ms; accuracy &gt;80% &amp; rising") == \
+        "Inference latency: <50ms; accuracy >80% & rising"
+    assert clean_inline("Escape it as `&lt;` in MDX") == "Escape it as &lt; in MDX"  # code: as is
+
+
 def test_a_code_span_keeps_what_it_holds():
     assert clean_inline("Use the `ros__parameters` key, not __bold__ text") == \
         "Use the ros__parameters key, not bold text"
