@@ -11,7 +11,7 @@ put the fix there. A lead-in ending in ':' is quoted as it stands unless a unit 
 items it labels, the command after it): it often holds the answer ("Create a state machine or
 behavior tree:" over steps, "Provide a 2-3 page analysis covering:" over bold-labelled parts,
 "Group related nodes under a namespace:" over a program). Dropping them left 58 sections of the
-Physical AI book without a unit and 12 key facts of the development sets in no unit (now 45,
+Physical AI book without a unit and 12 key facts of the development sets in no unit (now 44,
 all reading lists and code, and 7). A code span keeps what it holds (`ros__parameters`).
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag.book.code import code_units
 from rag.book.inline import (
     MAX_WORDS,
     clean_inline,
@@ -30,14 +31,6 @@ from rag.book.inline import (
 )
 
 PROSE, ITEM, COMMAND, ROW, HEADING = "prose", "item", "command", "row", "heading"
-MAX_COMMAND_LINES = 2  # a longer block is a program, not an answer
-MAX_STEP_LINES = 4  # commands under one comment of a shell block (commented_steps)
-SHELL_FENCES = ("", "bash", "sh", "shell", "console", "zsh")  # "": a fence with no language
-# Three or four lines of shell or configuration this short after a lead-in are a snippet to
-# paste ("Add dependencies to package.xml: <exec_depend>launch</exec_depend>; ..."); as many
-# lines of Python are a program.
-SNIPPET_FENCES, SNIPPET_CHARS = (*SHELL_FENCES, "xml", "yaml", "yml", "toml", "ini", "text"), 160
-CODE_LIKE_RE = re.compile(r"[=$;{}]|--|\w\(|^\S+\s*$|^(?:sudo|export|source|cd|ros2|colcon)\b")
 SHORT_ITEM = 6  # words: siblings all this short are one unit ("Advantages: Low cost; ...")
 MIN_OVERVIEW = 3  # labelled items ("- **Friction cones**: ...") that also make an overview unit
 LABEL_WORDS = 4  # a label this short leads each longer item under it ("Limitations")
@@ -118,20 +111,9 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             close_list()
             end = next((j for j in range(i + 1, len(lines)) if FENCE_RE.match(lines[j])),
                        len(lines))
-            body = [b.strip() for b in lines[i + 1:end]
-                    if b.strip() and not b.strip().startswith("#")]
-            language = (FENCE_RE.sub("", line).split() or [""])[0].lower()
-            shell = language in SHELL_FENCES
-            if lead_in and 0 < len(body) <= MAX_STEP_LINES and (
-                    len(body) <= MAX_COMMAND_LINES or language in SNIPPET_FENCES and
-                    sum(map(len, body)) <= SNIPPET_CHARS):
-                block += 1  # "Add dependencies to package.xml: <exec_depend>launch</...>; ..."
-                units.append(Unit(f"{lead_in} {(' && ' if shell else '; ').join(body)}",
-                                  COMMAND, block))
-            elif shell:
-                steps = commented_steps(lines[i + 1:end])
-                block += bool(steps)
-                units.extend(Unit(step, COMMAND, block) for step in steps)
+            texts = code_units(lead_in, lines[i + 1:end], FENCE_RE.sub("", line))
+            block += bool(texts)
+            units.extend(Unit(text, COMMAND, block) for text in texts)
             lead_in, label, title, i = "", "", "", end + 1
             continue
         stripped = line.strip()
@@ -188,27 +170,6 @@ def _with_lost_leads(units: list[Unit], leads: list[tuple[int, Unit]]) -> list[U
         if says_something(lead.text) and not any(core in t or own in t for t in carried):
             out.insert(position, lead)
     return out
-
-
-def commented_steps(lines: list[str]) -> list[str]:
-    """A shell block's commented steps: a comment and the commands right under it are one unit
-    ("Build with symbolic links (faster iteration): colcon build --symlink-install"); more than
-    MAX_STEP_LINES commands are a script, not an answer, and a comment with no command under it
-    is a step of its own when it reads as prose ("If not found, try a different USB port")."""
-    steps: list[str] = []
-    comment, commands = "", []
-    for raw in [*lines, ""]:
-        line = raw.strip()
-        if line.startswith("#") or not line:
-            if comment and 0 < len(commands) <= MAX_STEP_LINES:
-                steps.append(f"{comment}: {' && '.join(commands)}")
-            elif comment and not commands and not CODE_LIKE_RE.search(comment):
-                steps.append(comment)
-            shebang = line.startswith("#!")
-            comment, commands = ("" if shebang else clean_inline(line.lstrip("#")), [])
-        else:
-            commands.append(line.removeprefix("$ "))
-    return [step for step in steps if quotable(step)]  # 4-80 words, not a question
 
 
 def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") -> list[str]:

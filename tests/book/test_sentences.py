@@ -294,6 +294,18 @@ def test_a_short_configuration_snippet_after_a_lead_in_is_one_unit():
         "<exec_depend>launch</exec_depend>; <exec_depend>launch_ros</exec_depend>", COMMAND)]
 
 
+def test_a_command_with_a_comment_beside_it_is_a_step():
+    text = ("You can see the live graph using command-line tools:\n```bash\n"
+            "ros2 node list        # List all running nodes\n"
+            "ros2 topic echo /temp # Show messages on a topic\n"
+            "rqt_graph             # Visual graph (GUI tool)\n"
+            "echo 'a # b'          # quoted marks are not a comment\n```\n")
+    assert [(u.text, u.kind) for u in split_section(text)[1:]] == [
+        ("List all running nodes: ros2 node list", COMMAND),
+        ("Show messages on a topic: ros2 topic echo /temp", COMMAND),
+        ("Visual graph (GUI tool): rqt_graph", COMMAND)]
+
+
 def test_a_longer_script_under_one_comment_is_not_quoted():
     script = "```sh\n# Set everything up at once\n" + "".join(f"step{i} --go\n" for i in range(5)) \
         + "```\n"

@@ -1,0 +1,59 @@
+"""What of a fenced code block a reader may quote: a short command or snippet right after its
+lead-in, as one unit ("Add dependencies to package.xml: <exec_depend>launch</exec_depend>";
+"Verify installation: nvidia-smi"), and a shell block's commented steps (commented_steps).
+Longer blocks are programs, not answers (rag.book.sentences keeps no other code)."""
+
+from __future__ import annotations
+
+import re
+
+from rag.book.inline import clean_inline, quotable
+
+MAX_COMMAND_LINES = 2  # a longer block is a program, not an answer
+MAX_STEP_LINES = 4  # commands under one comment of a shell block (commented_steps)
+SHELL_FENCES = ("", "bash", "sh", "shell", "console", "zsh")  # "": a fence with no language
+# Three or four lines of shell or configuration this short after a lead-in are a snippet to
+# paste ("Add dependencies to package.xml: <exec_depend>launch</exec_depend>; ..."); as many
+# lines of Python are a program.
+SNIPPET_FENCES, SNIPPET_CHARS = (*SHELL_FENCES, "xml", "yaml", "yml", "toml", "ini", "text"), 160
+CODE_LIKE_RE = re.compile(r"[=$;{}]|--|\w\(|^\S+\s*$|^(?:sudo|export|source|cd|ros2|colcon)\b")
+TRAILING_COMMENT_RE = re.compile(r"^([^#'\"]*?\S)\s+#\s*([A-Za-z].*)$")  # "cmd  # does this"
+
+
+def code_units(lead_in: str, lines: list[str], info: str) -> list[str]:
+    """The units of one fenced block (`lines` inside the fences, `info` the text after the
+    opening fence), given the lead-in ending in ':' right before it ("" if none)."""
+    body = [b.strip() for b in lines if b.strip() and not b.strip().startswith("#")]
+    language = (info.split() or [""])[0].lower()
+    shell = language in SHELL_FENCES
+    if lead_in and 0 < len(body) <= MAX_STEP_LINES and (
+            len(body) <= MAX_COMMAND_LINES or language in SNIPPET_FENCES and
+            sum(map(len, body)) <= SNIPPET_CHARS):
+        return [f"{lead_in} {(' && ' if shell else '; ').join(body)}"]
+    return commented_steps(lines) if shell else []
+
+
+def commented_steps(lines: list[str]) -> list[str]:
+    """A shell block's commented steps: a comment and the commands right under it are one unit
+    ("Build with symbolic links (faster iteration): colcon build --symlink-install"); more than
+    MAX_STEP_LINES commands are a script, not an answer, and a comment with no command under it
+    is a step of its own when it reads as prose ("If not found, try a different USB port"). A
+    command with a comment beside it is one too ("Visual graph (GUI tool): rqt_graph")."""
+    steps: list[str] = []
+    comment, commands = "", []
+    for raw in [*lines, ""]:
+        line = raw.strip()
+        if line.startswith("#") or not line:
+            if comment and 0 < len(commands) <= MAX_STEP_LINES:
+                steps.append(f"{comment}: {' && '.join(commands)}")
+            elif comment and not commands and not CODE_LIKE_RE.search(comment):
+                steps.append(comment)
+            shebang = line.startswith("#!")
+            comment, commands = ("" if shebang else clean_inline(line.lstrip("#")), [])
+        elif beside := TRAILING_COMMENT_RE.match(line):
+            command = beside.group(1).removeprefix("$ ")
+            steps.append(f"{clean_inline(beside.group(2))}: {command}")
+            commands.append(command)
+        else:
+            commands.append(line.removeprefix("$ "))
+    return [step for step in steps if quotable(step)]  # 4-80 words, not a question
