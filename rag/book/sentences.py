@@ -161,8 +161,10 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
 
 
 def _with_lost_leads(units: list[Unit], leads: list[tuple[int, Unit]]) -> list[Unit]:
-    """A lead-in no unit carries, quoted where it stood; "Solution: Add it to package.xml:" is
-    carried by the command "Add it to package.xml: <exec_depend>...", led by its own part."""
+    """`units` with each lead-in that no unit carries quoted where it stood, colon kept, when
+    it says something (rag.book.inline.says_something). A unit carries a lead-in when it holds
+    it, or its part after a label: the command "Add it to package.xml: <exec_depend>..."
+    carries "Solution: Add it to package.xml:"."""
     carried, out = [u.text.lower() for u in units], list(units)
     for position, lead in reversed(leads):
         core = lead.text[:-1].strip().lower()
