@@ -47,11 +47,12 @@ def ece_of(confidences: Sequence[float], right: Sequence[bool], bins: int = N_BI
 def auroc_of(right: Sequence[float], wrong: Sequence[float]) -> float | None:
     """P(a right answer's confidence > a wrong one's), ties counted half (Mann–Whitney U /
     n₊n₋); None without both kinds."""
-    r, w = np.asarray(right, dtype=np.float64), np.asarray(wrong, dtype=np.float64)
+    r, w = np.asarray(right, dtype=np.float64), np.sort(np.asarray(wrong, dtype=np.float64))
     if not len(r) or not len(w):
         return None
-    diff = r[:, None] - w[None, :]
-    return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
+    below = np.searchsorted(w, r, "left")  # sorted: O(n log n), not an n₊ × n₋ matrix
+    level = np.searchsorted(w, r, "right") - below
+    return float((below.sum() + 0.5 * level.sum()) / (len(r) * len(w)))
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
