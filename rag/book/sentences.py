@@ -6,13 +6,14 @@ answerer scores them, so both see exactly the same text.
 
 Headings, quiz questions and code are not units, but a short command right after a lead-in
 ("**Solution**: ```source setup.bash```", with or without a blank line between) is one, and so
-is each commented step of a shell block ("# Retry build" over "colcon build"): technical books
-put the fix there. A lead-in ending in ':' is quoted as it stands unless a unit carries it (the
-items it labels, the command after it): it often holds the answer ("Create a state machine or
-behavior tree:" over steps, "Provide a 2-3 page analysis covering:" over bold-labelled parts,
-"Group related nodes under a namespace:" over a program). Dropping them left 58 sections of the
-Physical AI book without a unit and 12 key facts of the development sets in no unit (now 44,
-all reading lists and code, and 7). A code span keeps what it holds (`ros__parameters`).
+is each commented step of a shell block ("# Retry build" over "colcon build") and a program's
+comment with the line it explains (rag.book.code): technical books put the fix there. A
+lead-in ending in ':' is quoted as it stands unless a unit carries it (the items it labels, the
+command after it): it often holds the answer ("Create a state machine or behavior tree:" over
+steps, "Provide a 2-3 page analysis covering:" over bold-labelled parts, "Group related nodes
+under a namespace:" over a program). Dropping them left 58 sections of the Physical AI book
+without a unit and 12 key facts of the development sets in no unit (now 43, all reading lists
+and code, and 6). A code span keeps what it holds (`ros__parameters`).
 """
 
 from __future__ import annotations

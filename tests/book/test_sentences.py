@@ -282,7 +282,8 @@ def test_a_commented_shell_step_is_one_unit_with_its_commands():
         "colcon build --symlink-install",
         "Increase swap space (the board has little RAM): sudo fallocate -l 8G /swapfile && "
         "sudo chmod 600 /swapfile && sudo mkswap /swapfile && sudo swapon /swapfile",
-        "If not found, try a different USB port"]  # commented-out code and Python comments: no
+        "If not found, try a different USB port",  # commented-out code: no
+        "Create the node and spin it until shutdown: rclpy.spin(node)"]  # a program explained
     assert {u.kind for u in units} == {COMMAND}
 
 
@@ -304,6 +305,18 @@ def test_a_command_with_a_comment_beside_it_is_a_step():
         ("List all running nodes: ros2 node list", COMMAND),
         ("Show messages on a topic: ros2 topic echo /temp", COMMAND),
         ("Visual graph (GUI tool): rqt_graph", COMMAND)]
+
+
+def test_a_programs_explaining_comment_is_quoted_with_the_line_it_explains():
+    text = ("```python\n# The '10' is the queue size - how many messages to buffer\n"
+            "self.pub = self.create_publisher(Float32, 'temperature', 10)\n"
+            "# Spin\nrclpy.spin(node)\n"  # too short to explain anything
+            "# This MUST be called before creating any nodes at all\n\n"
+            "# x = compute(y)  # commented-out code is no explanation\n```\n")
+    assert [(u.text, u.kind) for u in split_section(text)] == [
+        ("The '10' is the queue size - how many messages to buffer: "
+         "self.pub = self.create_publisher(Float32, 'temperature', 10)", COMMAND),
+        ("This MUST be called before creating any nodes at all", COMMAND)]
 
 
 def test_a_longer_script_under_one_comment_is_not_quoted():
