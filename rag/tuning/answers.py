@@ -255,8 +255,22 @@ def missing_fact_places(outcomes: Sequence[AnswerOutcome]) -> dict[str, int]:
                         for p in o.fact_places)
 
 
-def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
-    """Every answer metric of one pass, JSON-ready (rates rounded to 4 places)."""
+def confidence_figures(outcomes: Sequence[AnswerOutcome], uncertainty: bool = True
+                       ) -> dict[str, Any]:
+    """ECE and AUROC of the answered judged questions, JSON-ready, and (with `uncertainty`,
+    which simulates and resamples) how far each can be trusted (rag.tuning.uncertainty)."""
+    right, wrong = _right_and_wrong(outcomes)
+    check = calibration(outcomes) if uncertainty else None
+    return {"ece": _round(expected_calibration_error(outcomes)),
+            "calibration": check.to_dict() if check else None,
+            "auroc": _round(auroc_of(right, wrong)),
+            "auroc_interval": _round_pair(auroc_interval(right, wrong)) if uncertainty else None}
+
+
+def summarise_answers(outcomes: Sequence[AnswerOutcome], uncertainty: bool = True
+                      ) -> dict[str, Any]:
+    """Every answer metric of one pass, JSON-ready (rates rounded to 4 places); without
+    `uncertainty`, the figures alone (confidence_figures)."""
     graded = [o for o in outcomes if o.in_scope and o.key_facts]
     outside = [o for o in outcomes if not o.in_scope]
     latencies = [o.latency_ms for o in outcomes]
@@ -275,10 +289,7 @@ def summarise_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "per_level": [row | {"accuracy": _round(row["accuracy"]),
                              "interval": _round_pair(row["interval"])}
                       for row in level_table(outcomes)],
-        "ece": _round(expected_calibration_error(outcomes)),
-        "calibration": check.to_dict() if (check := calibration(outcomes)) else None,
-        "auroc": _round(confidence_auroc(outcomes)),
-        "auroc_interval": _round_pair(auroc_interval(*_right_and_wrong(outcomes))),
+        **confidence_figures(outcomes, uncertainty),
         "mean_latency_ms": round(float(np.mean(latencies)), 1) if latencies else None,
         "risk_coverage": [{k: _round(v) if isinstance(v, float) else v for k, v in row.items()}
                           for row in risk_coverage(outcomes)],

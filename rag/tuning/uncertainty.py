@@ -38,21 +38,18 @@ def ece_of(confidences: Sequence[float], right: Sequence[bool], bins: int = N_BI
     c = np.asarray(confidences, dtype=np.float64)
     if not len(c):
         return None
-    y = np.asarray(right, dtype=np.float64)
-    # + 1e-9: 0.3 × 10 may land a hair under 3 and fall into the bin below
-    b = np.clip(np.floor(c * bins + 1e-9).astype(int), 0, bins - 1)
-    return float(sum(abs(y[b == k].sum() - c[b == k].sum()) for k in np.unique(b)) / len(c))
+    onehot = _bin_matrix(c, bins)
+    return float(np.abs(np.asarray(right, dtype=np.float64) @ onehot - c @ onehot).sum()
+                 / len(c))
 
 
 def auroc_of(right: Sequence[float], wrong: Sequence[float]) -> float | None:
     """P(a right answer's confidence > a wrong one's), ties counted half (Mann–Whitney U /
     n₊n₋); None without both kinds."""
-    r, w = np.asarray(right, dtype=np.float64), np.sort(np.asarray(wrong, dtype=np.float64))
+    r, w = np.asarray(right, dtype=np.float64), np.asarray(wrong, dtype=np.float64)
     if not len(r) or not len(w):
         return None
-    below = np.searchsorted(w, r, "left")  # sorted: O(n log n), not an n₊ × n₋ matrix
-    level = np.searchsorted(w, r, "right") - below
-    return float((below.sum() + 0.5 * level.sum()) / (len(r) * len(w)))
+    return float(_auroc_rows(r[None, :], w[None, :])[0])
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -106,8 +103,7 @@ def calibration_check(confidences: Sequence[float], right: Sequence[bool],
     if ece is None:
         return None
     rng = np.random.default_rng(seed)
-    b = np.clip(np.floor(c * bins + 1e-9).astype(int), 0, bins - 1)
-    onehot = np.eye(bins)[b]  # answers x bins: a draw's per-bin sums in one product
+    onehot = _bin_matrix(c, bins)
     gaps = np.concatenate([
         np.abs((rng.random((size, len(c))) < c) @ onehot - c @ onehot).sum(axis=1) / len(c)
         for size in _blocks(draws, len(c))])
@@ -123,21 +119,32 @@ def auroc_interval(right: Sequence[float], wrong: Sequence[float], resamples: in
     if not len(r) or not len(w):
         return None
     rng = np.random.default_rng(seed)
-    scores = []
-    for size in _blocks(resamples, len(r) + len(w)):
-        rs = r[rng.integers(0, len(r), (size, len(r)))]
-        ws = np.sort(w[rng.integers(0, len(w), (size, len(w)))], axis=1)
-        # each resample's values shifted apart (confidences lie in [0, 1]), so one sorted array
-        # answers every resample's "how many wrong answers score below / level with this one"
-        shift = 2.0 * np.arange(size)[:, None]
-        flat, queries = (ws + shift).ravel(), (rs + shift).ravel()
-        start = np.repeat(np.arange(size) * len(w), len(r))
-        below = np.searchsorted(flat, queries, "left") - start
-        level = np.searchsorted(flat, queries, "right") - start - below
-        scores.append((below + 0.5 * level).reshape(size, len(r)).sum(axis=1)
-                      / (len(r) * len(w)))
-    lo, hi = np.quantile(np.concatenate(scores), [0.025, 0.975])
+    scores = np.concatenate([
+        _auroc_rows(r[rng.integers(0, len(r), (size, len(r)))],
+                    w[rng.integers(0, len(w), (size, len(w)))])
+        for size in _blocks(resamples, len(r) + len(w))])
+    lo, hi = np.quantile(scores, [0.025, 0.975])
     return float(lo), float(hi)
+
+
+def _bin_matrix(confidences: np.ndarray, bins: int) -> np.ndarray:
+    """Answers x bins, 1 where an answer's confidence falls: a vector's per-bin sums in one
+    product. (+ 1e-9: 0.3 × 10 may land a hair under 3 and fall into the bin below.)"""
+    return np.eye(bins)[np.clip(np.floor(confidences * bins + 1e-9).astype(int), 0, bins - 1)]
+
+
+def _auroc_rows(right: np.ndarray, wrong: np.ndarray) -> np.ndarray:
+    """The AUROC of each row of `right` against the same row of `wrong`, from sorted counts (how
+    many wrong answers score below, or level with, each right one): O(n log n), no n₊ × n₋
+    matrix. The rows' values are shifted apart, so one sorted array answers them all."""
+    rows, n_right, n_wrong = len(right), right.shape[1], wrong.shape[1]
+    span = max(right.max(), wrong.max()) - min(right.min(), wrong.min()) + 1.0
+    shift = span * np.arange(rows)[:, None]
+    flat, queries = np.sort(wrong + shift, axis=None), (right + shift).ravel()
+    start = np.repeat(np.arange(rows) * n_wrong, n_right)
+    below = np.searchsorted(flat, queries, "left") - start
+    level = np.searchsorted(flat, queries, "right") - start - below
+    return (below + 0.5 * level).reshape(rows, n_right).sum(axis=1) / (n_right * n_wrong)
 
 
 def _blocks(count: int, width: int) -> list[int]:

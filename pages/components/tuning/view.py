@@ -17,6 +17,7 @@ import pandas as pd
 from rag.audit.filters import AuditFilters
 from rag.tuning.answers import (
     AnswerOutcome,
+    confidence_figures,
     level_table,
     missing_fact_places,
     risk_coverage,
@@ -123,7 +124,7 @@ def outcome_frame(result: SweepResult, w_dense: float, threshold: float) -> pd.D
 
 def answer_figures(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | None]:
     """The answer pass's headline figures, keyed as figures_frame expects."""
-    summary = summarise_answers(outcomes)
+    summary = summarise_answers(outcomes, uncertainty=False)  # every rerun: no simulation
     return {"answer_accuracy": summary["accuracy"],
             "answer_with_more": summary["accuracy_with_more"],
             "answer_false_rate": summary["false_answer_rate"], "ece": summary["ece"],
@@ -152,11 +153,11 @@ def level_frame(outcomes: Sequence[AnswerOutcome]) -> pd.DataFrame:
 
 def uncertainty_note(outcomes: Sequence[AnswerOutcome]) -> str:
     """How far the ECE and AUROC of these answers can be trusted (rag.tuning.uncertainty)."""
-    summary = summarise_answers(outcomes)
-    said = describe_calibration(summary["ece"], summary["calibration"])
-    if summary["auroc_interval"]:
-        lo, hi = summary["auroc_interval"]
-        said += f" AUROC {summary['auroc']:.3f}, 95 % interval {lo:.2f}–{hi:.2f}."
+    figures = confidence_figures(outcomes)
+    said = describe_calibration(figures["ece"], figures["calibration"])
+    if figures["auroc_interval"]:
+        lo, hi = figures["auroc_interval"]
+        said += f" AUROC {figures['auroc']:.3f}, 95 % interval {lo:.2f}–{hi:.2f}."
     return said.strip()
 
 
