@@ -169,7 +169,7 @@ def _with_lost_leads(units: list[Unit], leads: list[tuple[int, Unit]]) -> list[U
     carried, out = [u.text.lower() for u in units], list(units)
     for position, lead in reversed(leads):
         core = lead.text[:-1].strip().lower()
-        own = core.split(": ", 1)[-1] if quotable(core.split(": ", 1)[-1]) else core
+        own = part if quotable(part := core.split(": ", 1)[-1]) else core
         if says_something(lead.text) and not any(core in t or own in t for t in carried):
             out.insert(position, lead)
     return out
@@ -200,11 +200,10 @@ def list_units(items: list[tuple[int, str]], lead: str = "", title: str = "") ->
         group = [n for n, p in enumerate(parents)
                  if p == parent and n not in labels and not items[n][1].endswith("?")]
         name = (items[parent][1] if parent >= 0 else lead).rstrip(":").strip()
-        heads = [items[n][1].rstrip(":") for n, p in enumerate(parents) if p == parent and
-                 n in labels]
-        if not group and len(heads) > 1 and name:  # "Two schemes are common: WIO; Lidar + Map"
-            out.append((parents.index(parent) - 0.5, _led(name, heads)))
-        if not group:
+        if not group:  # only labels under it: "Two schemes are common: WIO; Lidar + Map"
+            heads = [items[n][1].rstrip(":") for n in sorted(labels) if parents[n] == parent]
+            if len(heads) > 1 and name:
+                out.append((parents.index(parent) - 0.5, _led(name, heads)))
             continue
         texts = [items[n][1] for n in group]
         head = name or title.rstrip(":")
