@@ -73,7 +73,7 @@ class CalibrationCheck:
     chance_high: float  # ... exceeded one time in ten (CHANCE)
     mean_confidence: float
     accuracy: float
-    answers: int = 0
+    answers: int
 
     @property
     def beyond_chance(self) -> bool:
