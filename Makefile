@@ -37,6 +37,7 @@ lint: $(VENV)/.installed-dev
 bench: index $(VENV)/.installed-dev  ## benches reuse the tests' builders
 	$(PY) bench/retrieval.py
 	$(PY) bench/answer.py
+	$(PY) bench/quality.py
 	$(PY) bench/audit.py
 	$(PY) bench/tuning.py
 	$(PY) bench/ingest.py

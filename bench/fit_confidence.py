@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 import rag  # noqa: E402,F401
+from bench.labelled_sets import BOOKS, DEVELOPMENT, sets_of  # noqa: E402
 from rag.answer.correctness import answer_probability, confidence_features  # noqa: E402
 from rag.answer.pipeline import Pipeline  # noqa: E402
 from rag.answer.shape import asks_specific  # noqa: E402
@@ -43,17 +44,9 @@ from rag.index.load import load_index  # noqa: E402
 from rag.tuning.answers import outcome_of  # noqa: E402
 from rag.tuning.questions import load_questions  # noqa: E402
 
-EVAL = ROOT / "data" / "eval"
-# Per book, its development sets: every labelled set but physical-ai-blind3.yaml, which is held
-# out for reporting (fitting on it would make its figures say nothing about new questions).
-# physical-ai-blind.yaml and physical-ai-blind2.yaml were held out until 2026-11-24 and are
-# development sets since.
-DEFAULT_SETS = [
-    (ROOT / "data" / "book", [EVAL / "questions.yaml"]),
-    (ROOT.parent / "shared" / "data" / "physical-ai-book",
-     [EVAL / f"physical-ai{part}.yaml" for part in ("", "-heldout", "-train1", "-train2", "-blind",
-                                                              "-blind2", "-oos")]),
-]
+# Per book, its development sets (bench/labelled_sets.py): never a held-out one, since fitting
+# on it would make its figures say nothing about new questions.
+DEFAULT_SETS = [(book, sets_of(book, DEVELOPMENT)) for book, _ in BOOKS]
 MIN_ANSWERS = 10  # a level needs at least this many answers
 HIGH_TARGET, MEDIUM_TARGET = 0.9, 0.7  # the design's promise for "high" and "medium"
 BINS = 10

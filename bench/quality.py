@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rag  # noqa: E402,F401  (thread settings before numpy/torch load)
+from bench.labelled_sets import BOOKS, DEVELOPMENT, EVAL, HELD_OUT  # noqa: E402
 from rag.config import load_settings  # noqa: E402
 from rag.index.load import load_index  # noqa: E402
 from rag.retrieval.search import search_book  # noqa: E402
@@ -41,17 +42,7 @@ from rag.tuning.evaluate import evaluation_pipeline  # noqa: E402
 from rag.tuning.metrics import score_ranking  # noqa: E402
 from rag.tuning.questions import Question, load_questions  # noqa: E402
 
-EVAL = ROOT / "data" / "eval"
-DEVELOPMENT, HELD_OUT = "development", "held out"
-PHYSICAL_AI = ROOT.parent / "shared" / "data" / "physical-ai-book"
-# (book, [(set, role)]): the roles bench/fit_confidence.py and bench/fit_extractive.py respect.
-BOOKS = [
-    (ROOT / "data" / "book", [("questions.yaml", DEVELOPMENT)]),
-    (PHYSICAL_AI, [(f"physical-ai{part}.yaml", DEVELOPMENT) for part in
-                   ("", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos")]
-     + [("physical-ai-blind3.yaml", HELD_OUT), ("physical-ai-blind4.yaml", HELD_OUT),
-        ("physical-ai-quantities.yaml", HELD_OUT)]),
-]
+# The roles (development / held out) are bench/labelled_sets.py's.
 
 
 def retrieval_figures(index: Any, settings: Any, questions: list[Question]) -> dict[str, Any]:
@@ -81,7 +72,7 @@ def set_row(name: str, role: str, outcomes: list[AnswerOutcome],
 def measure(sets: set[str] | None) -> dict[str, Any]:
     rows, pooled = [], {DEVELOPMENT: [], HELD_OUT: []}
     for book, question_sets in BOOKS:
-        chosen = [(f, role) for f, role in question_sets if (EVAL / f).exists()
+        chosen = [(f, role) for f, role in question_sets.items() if (EVAL / f).exists()
                   and (sets is None or f in sets)]
         if not book.exists() or not chosen:
             continue
