@@ -208,6 +208,7 @@ class Citation:
     confidence: float  # the cited chunk's blended score
     stable: bool
     page_end: int | None = None  # the last page of a PDF excerpt (page is its first)
+    chapter_title: str = ""  # "" in an audit row written before citations kept it
 
 
 @dataclass(frozen=True)

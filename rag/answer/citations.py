@@ -37,11 +37,12 @@ def build_url(template: str, base_url: str, chunk: Chunk) -> str:
 
 
 def chunk_location(chunk: Chunk, template: str, base_url: str) -> dict:
-    """Where a chunk is, as a citation names it: its link (build_url), ids, title and pages."""
+    """Where a chunk is, as a citation names it: its link (build_url), ids, section and chapter
+    titles and pages."""
     return {"url": build_url(template, base_url, chunk), "chunk_id": chunk.chunk_id,
             "module_id": chunk.module_id, "chapter_id": chunk.chapter_id,
             "section_id": chunk.section_id, "section_title": chunk.section_title,
-            "page": chunk.page, "page_end": chunk.page_end,
+            "chapter_title": chunk.chapter_title, "page": chunk.page, "page_end": chunk.page_end,
             "stable": chunk.stable and bool(chunk.section_id)}
 
 

@@ -164,7 +164,8 @@ def from_record(record: dict[str, Any]) -> Response:
         "llm_provider": record.get("llm_provider", ""), "llm_model": record.get("llm_model", ""),
         "notices": record_notices(record),
     }
-    citations = tuple(Citation(**{k: c.get(k) for k in CITATION_FIELDS})
+    citations = tuple(Citation(**{k: c.get(k, "" if k == "chapter_title" else None)
+                                  for k in CITATION_FIELDS})
                       for c in record.get("citations") or [] if isinstance(c, dict))
     verdicts = tuple(Verdict(**{k: v.get(k, "") for k in
                                 ("guardrail", "reason_code", "action", "message")})

@@ -113,7 +113,6 @@ def more_from_book(draft: Draft, template: str, base_url: str) -> list[dict[str,
     """The units that scored next under an extractive answer (Draft.more), each with the section
     it is from and that section's link, as a citation names them (not part of the answer)."""
     return [{"text": text, "probability": round(float(probability), 4),
-             "chapter_title": draft.sources[source].chunk.chapter_title,
              **chunk_location(draft.sources[source].chunk, template, base_url)}
             for text, source, probability in draft.more]
 

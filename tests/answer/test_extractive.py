@@ -200,6 +200,11 @@ def test_the_response_links_each_unit_that_scored_next_to_its_section(pipeline) 
         assert (m["section_id"], m["chunk_id"], m["probability"]) == (
             chunk.section_id, chunk.chunk_id, round(probability, 4))
         assert m["url"].endswith(f"/docs/{chunk.module_id}/{chunk.chapter_id}#{chunk.section_id}")
+        assert (m["section_title"], m["chapter_title"]) == (chunk.section_title,
+                                                            chunk.chapter_title)
+    for c in response.citations:  # each names its chapter too, as the chat's Sources show it
+        chunk = next(h.chunk for h in response.draft.sources if h.chunk.chunk_id == c.chunk_id)
+        assert c.chapter_title == chunk.chapter_title != ""
     refused = pipeline.answer("Which football club won the league in 1998?")
     assert refused.status == "refused" and "more_from_book" not in refused.metadata
 

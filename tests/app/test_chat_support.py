@@ -30,8 +30,10 @@ from pages.components.chat.support import (
 from pages.components.common.format import (
     answer_markdown,
     badges_markdown,
+    cited_name,
     highlight_sentences,
     highlight_terms,
+    more_markdown,
     notice_lines,
     sources_markdown,
     term_spans,
@@ -247,6 +249,23 @@ def test_sources_list_links_titles_and_shows_pages():
     lines = sources_markdown(CITES).splitlines()
     assert lines[0].startswith("1. [Joint 'Encoders' (1)](/docs/a/b#c) · page 4 — ")
     assert lines[1].startswith("2. **Selected text** — ") and "\\$5" in lines[1]
+
+
+def test_sources_and_passages_name_the_chapter_with_the_section():
+    glossary = {"marker": "S1", "url": "/docs/r/glossary", "section_title": "N",
+                "chapter_title": "Glossary", "excerpt": "Nav2: ROS 2 navigation", "stable": False}
+    assert sources_markdown([glossary]).startswith(
+        "1. [Glossary › N](/docs/r/glossary) · links to chapter — ")
+    assert answer_markdown("Nav2 [S1].", [glossary]).endswith(
+        '[[1]](/docs/r/glossary "Glossary › N").')
+    assert more_markdown([{**glossary, "text": "Nav2 …", "probability": 0.07}]) == \
+        "- *“Nav2 …”* — [Glossary › N](/docs/r/glossary) · 0.07"
+    # the chapter's own text, a pasted passage and an older row without the chapter: the section
+    intro = {**glossary, "section_title": "Glossary"}
+    pasted = {"marker": "S2", "url": "", "section_title": "Selected text",
+              "chapter_title": "Selected text", "excerpt": "x", "stable": False}
+    older = {k: v for k, v in glossary.items() if k != "chapter_title"}
+    assert [cited_name(c) for c in (intro, pasted, older)] == ["Glossary", "Selected text", "N"]
 
 
 def test_badges_show_mode_used_fallback_confidence_status_and_latency():

@@ -181,14 +181,24 @@ def answer_markdown(answer: str, citations: Sequence[dict], base_url: str | None
         href = citation_href(c, base_url)
         if not href:
             return f"[{n}]"
-        return f'[[{n}]]({href} "{_link_title(c.get("section_title", ""))}")'
+        return f'[[{n}]]({href} "{_link_title(cited_name(c))}")'
 
     return MARKER_RE.sub(replace, _md_escape(answer))
 
 
+def cited_name(entry: dict) -> str:
+    """A citation's (or a passage's) place as the inspector names it, "Chapter › Section": a
+    section title alone is often no name at all ("N" in a glossary, "Instructions" in a dozen
+    chapters). The section alone when it is the chapter's own text, a pasted passage, or an
+    audit row written before citations kept their chapter's title."""
+    section = entry.get("section_title") or "Selected text"
+    chapter = entry.get("chapter_title") or ""
+    return section if not chapter or chapter == section else f"{chapter} › {section}"
+
+
 def _section_link(entry: dict, base_url: str | None) -> str:
-    """A citation's (or a passage's) section title, linked when it has somewhere to go."""
-    title = _link_title(entry.get("section_title") or "Selected text")
+    """A citation's (or a passage's) cited_name, linked when it has somewhere to go."""
+    title = _link_title(cited_name(entry))
     href = citation_href(entry, base_url)
     return f"[{title}]({href})" if href else f"**{title}**"
 

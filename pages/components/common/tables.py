@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from pages.components.common.format import plain_markdown
+from pages.components.common.format import cited_name, plain_markdown
 from pages.components.common.links import citation_href, reader_href
 from rag.answer.citations import build_url
 from rag.answer.guardrails import reason_label
@@ -130,7 +130,7 @@ def hit_name(hit: dict) -> str:
     """A recorded hit as readers know it: "Chapter › Section", or the pasted passage."""
     if hit.get("source", "book") != "book":
         return "Selected text"
-    return f"{hit.get('chapter_title', '')} › {hit.get('section_title', '')}"
+    return cited_name(hit)
 
 
 def cited_numbers(hit: dict, citations: Sequence[dict]) -> list[int]:
