@@ -16,6 +16,9 @@ EMPHASIS_RE = re.compile(r"\*\*|(?<![^\W_])__|__(?![^\W_])|(?<![\w*])\*(?=\S)|(?
 CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 MIN_WORDS, MAX_WORDS = 4, 80  # a quotable unit's length
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
+# A review answer's label ("**Answer 1**: The main difference is ..."): the book's numbering of
+# its answers, not part of what it says (a quote read "Answer 1: The main difference is ...").
+ANSWER_LABEL_RE = re.compile(r"^(?:Answer|A)\s*\d{1,3}\s*[:.]\s*", re.I)
 # A lead-in that points at what follows says nothing itself ("The integral term works like
 # this:"), nor does a lesson's boilerplate ("After this lesson, you will be able to:").
 FILLER_LEAD_RE = re.compile(r"\b(?:like this|as follows|(?:the )?following(?: \w+){0,2}|below|"

@@ -38,7 +38,6 @@ STOP_RE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|-{3,}[ \t]*$|\*{3,}[ \t]*$)", re.M)
 # A heading that asks, or that names a problem its section solves.
 ASKING_HEADING_RE = re.compile(r"\?\s*$|^(?:Q\d{1,3}|Question\s*\d{0,3}|Problem|Issue|Error|"
                                r"Mistake\s*\d{0,3}|Pitfall|Symptom|Troubleshooting)\s*[:.]", re.I)
-ANSWER_LABEL_RE = re.compile(r"^(?:Answer|A)\s*\d{1,3}\s*[:.]\s*", re.I)
 PROBE = 60  # characters of a unit (normalised) that must lie inside an answer
 MAX_ANSWER_CHARS = 2000
 MAX_QUESTION_CHARS = 300
@@ -94,7 +93,7 @@ class Quiz:
 
     def asked_by(self, unit_text: str) -> str:
         """The review question whose answer holds this unit, or ""."""
-        probe = normalise(ANSWER_LABEL_RE.sub("", unit_text))[:PROBE]
+        probe = normalise(unit_text)[:PROBE]  # units carry no "Answer 3:" label
         at = self._answers.find(probe) if probe else -1
         return self.pairs[bisect.bisect_right(self._starts, at) - 1][0] if at >= 0 else ""
 

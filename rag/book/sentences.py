@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from rag.book.code import code_units
 from rag.book.inline import (
+    ANSWER_LABEL_RE,
     MAX_WORDS,
     clean_inline,
     link_share,
@@ -81,7 +82,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
 
     def flush() -> None:
         nonlocal block, label, title
-        joined = clean_inline(" ".join(paragraph))
+        joined = ANSWER_LABEL_RE.sub("", clean_inline(" ".join(paragraph)))
         bold = len(paragraph) == 1 and BOLD_LINE_RE.match(paragraph[0])
         paragraph.clear()
         if joined:
