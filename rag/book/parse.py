@@ -19,6 +19,7 @@ ANCHOR_RE = re.compile(r"\s*\{#([A-Za-z0-9_\-:.]+)\}\s*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 MDX_IMPORT_RE = re.compile(r"^\s*(import|export)\s")
 JSX_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>")
+CODE_SPAN_RE = re.compile(r"(`[^`\n]+`)")
 ADMONITION_RE = re.compile(r"^\s*:::\s*([a-z]+)?(?:\[([^\]]*)\]|\s+(.*))?\s*$")
 
 
@@ -65,7 +66,8 @@ def list_book_files(root: Path) -> list[Path]:
 
 
 def clean_body(body: str, mdx: bool) -> list[tuple[str, bool]]:
-    """Lines with a flag for code; MDX imports and JSX tags dropped, admonition text kept."""
+    """Lines with a flag for code; MDX imports and JSX tags dropped (not inside code, fenced or
+    inline), admonition text kept."""
     out: list[tuple[str, bool]] = []
     in_code = False
     for line in body.splitlines():
@@ -86,8 +88,15 @@ def clean_body(body: str, mdx: bool) -> list[tuple[str, bool]]:
             label = f"{(title or match.group(1)).strip().capitalize()}:" if match.group(1) else ""
             out.append((label, False))
             continue
-        out.append((JSX_TAG_RE.sub("", line), False))
+        out.append((_without_tags(line), False))
     return out
+
+
+def _without_tags(line: str) -> str:
+    """JSX/HTML tags out of a prose line, but not out of its inline code: in
+    "`ros2 launch <yourname>_sim sim.launch.py`" the placeholder is part of the command."""
+    parts = CODE_SPAN_RE.split(line)  # even: prose, odd: code spans with their backticks
+    return "".join(part if k % 2 else JSX_TAG_RE.sub("", part) for k, part in enumerate(parts))
 
 
 def explicit_anchors(lines: list[tuple[str, bool]]) -> set[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.book.parse import parse_book, slugify
+from rag.book.parse import clean_body, parse_book, slugify
 from rag.errors import InputError
 from tests.builders import GOLDEN, SAMPLE_BOOK, shared_path
 
@@ -124,6 +124,12 @@ def test_repeated_headings_get_docusaurus_suffixes_and_ids_stay_unique() -> None
     assert anchors == [("First use", "same"), ("Setup", "setup"), ("Setup", "setup-1"),
                        ("Setup", "setup-2"), ("Setup 1", "setup-1-1"),
                        ("Explicit", "install"), ("Install", "install-1")]
+
+
+def test_inline_code_keeps_its_placeholders_while_prose_loses_its_tags() -> None:
+    line = "Run `ros2 launch <yourname>_sim sim.launch.py`, then <b>check</b> `<depend>` tags."
+    assert clean_body(line, mdx=True) == [
+        ("Run `ros2 launch <yourname>_sim sim.launch.py`, then check `<depend>` tags.", False)]
 
 
 def test_mdx_is_cleaned_and_code_kept() -> None:
