@@ -11,7 +11,10 @@ and that question. The best unit leads; up to two more that also score well foll
 near it in its section or, when nothing there comes close, from another section. A unit that
 restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...") is not quoted
 while there is any other: in a troubleshooting entry it took the place of the fix (Physical AI
-answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87).
+answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor
+is an entry of a reference list, unless the question asks for reading: its title holds the
+question's words, not its answer (development sets unchanged at 184 of 298 right, one answer
+right by a title's words now refused, one that asked for the paper to cite now right).
 When no unit supports the question, or the best is weak and the quotes hold little of what the
 question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
 nearby sentence is not an answer; unless retrieval's first section is very close in meaning to
@@ -31,6 +34,7 @@ says nearest to the question (not an answer).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,7 +51,7 @@ from rag.answer.unit_scoring import (
     unit_features,
     unit_probabilities,
 )
-from rag.book.sentences import ROW
+from rag.book.sentences import CITATION_RE, ROW
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.types import Draft, Hit
@@ -89,6 +93,11 @@ MAX_WORDS = 110  # 1-3 units, but never a wall of text
 # unit that holds a fact 4th to 6th). Showing no unit under a tenth of the lead's probability
 # costs none of them (2.8 units shown on average instead of 3); a fifth costs 6.
 MORE, MORE_SHARE = 3, 0.1
+# A question that asks for reading: only then is an entry of a reference list ("Tobin, J., et al.
+# (2017). "Domain randomization ..." IROS.") an answer; to "What kind of training data do VLA
+# models need?" it is a title with the question's words in it.
+LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|read(?:ing)?|publish(?:ed)?|"
+                          r"authors?|wrote|articles?|literature|sources?)\b", re.I)
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -100,11 +109,14 @@ class Scored:
     stems: frozenset[str]  # the unit's terms, as the question's are compared with them
 
 
-def quotable_units(scored: list[Scored]) -> list[Scored]:
+def quotable_units(scored: list[Scored], question: str = "") -> list[Scored]:
     """The units an answer may quote: not one that restates the reader's problem ("Symptom:
-    ...", "Issue: ...") or points elsewhere ("Related: ...", "See ..."), while there is any
+    ...", "Issue: ...") or points elsewhere ("Related: ...", "See ..."), nor an entry of a
+    reference list unless the `question` asks for reading (LITERATURE_Q), while there is any
     other. A table row is quotable whatever its first cell ("Duration: Topics Continuous; ...")."""
-    kept = [s for s in scored if s.unit.kind == ROW or not detour(s.unit.text)]
+    papers = bool(LITERATURE_Q.search(question))
+    kept = [s for s in scored if (s.unit.kind == ROW or not detour(s.unit.text)) and
+            (papers or not CITATION_RE.match(s.unit.text))]
     return kept or scored
 
 
@@ -120,7 +132,7 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
     that cover what the others leave out of the question; best first, the rest in book order.
     Only quotable_units() are chosen."""
     terms = set(tokenize(question))
-    scored = quotable_units(scored)
+    scored = quotable_units(scored, question)
     best = lead or likeliest(scored)
     chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
@@ -173,7 +185,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     asked = quantity.asked_quantities(question)
     if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
-        stating = [s for s in quotable_units(scored) if s.probability >= SUPPORT_FLOOR and
+        stating = [s for s in quotable_units(scored, question) if s.probability >= SUPPORT_FLOOR and
                    not quantity.missing(asked, [s.unit.text])]
         if not stating:
             return _refusal(sources, best, scored, missing)

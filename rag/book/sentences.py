@@ -45,6 +45,10 @@ RULE_RE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|:::.*|<[^>]+>\s*|import .* from
 # "vs." and decimals ("2.5") do not end one (the glossary's "Upfront costs ... vs. OpEx").
 SENTENCE_END_RE = re.compile(
     r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[\"'(\[*_`A-Z0-9])")
+# A reference list's entry, "Tobin, J., et al. (2017). "Domain randomization ..." IROS.", is one
+# unit: split at its full stops it read "Tobin, J., et al." and a title on its own.
+CITATION_RE = re.compile(r"^[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*, (?:[A-Z]\.[ ,]*)+.{0,200}?"
+                         r"\(\d{4}[a-z]?\)\.")
 # "**Label:** value" or "**Label**: value"
 FIELD_RE = re.compile(r"^(?:\*\*|__)[^*_]{1,40}?(?::(?:\*\*|__)|(?:\*\*|__):)\s")
 BOLD_LINE_RE = re.compile(r"^(\*\*|__)[^*_].*\1:?$")  # "**Tested with ROS 2 Humble**"
@@ -88,7 +92,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
         if joined:
             block += 1
             title = joined.rstrip(":") if bold else ""  # a bold line heads what follows
-            sentences = SENTENCE_END_RE.split(joined)
+            sentences = sentences_of(joined)
             units.extend(Unit(s, PROSE, block) for s in sentences if quotable(s))
             label = sentences[-1] if sentences[-1].endswith(":") else ""
             if label:
@@ -241,7 +245,7 @@ def _item_parts(item: str, name: str) -> list[str]:
     """An item's sentences (an item may hold several), the first led by a short label unless it
     has its own ("GPU: ...")."""
     parts = []
-    for k, part in enumerate(SENTENCE_END_RE.split(item)):
+    for k, part in enumerate(sentences_of(item)):
         if k == 0 and name and len(name.split()) <= LABEL_WORDS and not OWN_LABEL_RE.match(part) \
                 and not part.lower().startswith(name.lower()):
             part = f"{name}: {part}"
@@ -249,6 +253,11 @@ def _item_parts(item: str, name: str) -> list[str]:
                               not part.endswith((":", "?"))):
             parts.append(part)
     return parts
+
+
+def sentences_of(text: str) -> list[str]:
+    """A paragraph's or an item's sentences; a reference entry whole (CITATION_RE)."""
+    return [text] if CITATION_RE.match(text) else SENTENCE_END_RE.split(text)
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:

@@ -195,6 +195,14 @@ def test_repeated_markers_give_one_citation_each() -> None:
     assert [c.marker for c in answer.citations] == ["S2", "S1"]
 
 
+def test_a_quoted_unit_with_full_stops_inside_is_one_cited_sentence() -> None:
+    entry = 'Tobin, J., et al. (2017). "Domain randomization for transfer." IROS.'
+    text = f"{entry} [S2] Key technique for bridging the gap [S2]"
+    assert count_uncited(text) == 1  # read as sentences, "Tobin, J., et al. (2017)." has none
+    assert count_uncited(text, [entry, "Key technique for bridging the gap"]) == 0
+    assert count_uncited(f"{text} An unquoted sentence of five words.", [entry]) == 1
+
+
 def test_count_uncited_ignores_short_fragments_and_the_not_covered_sentence() -> None:
     text = ("A cited sentence about gains [S1]. An uncited sentence about the plant. Yes. "
             "The provided excerpts do not cover this question.")

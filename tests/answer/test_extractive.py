@@ -209,6 +209,21 @@ def test_the_response_links_each_unit_that_scored_next_to_its_section(pipeline) 
     assert refused.status == "refused" and "more_from_book" not in refused.metadata
 
 
+def test_a_reference_entry_answers_only_a_question_that_asks_for_reading() -> None:
+    hits = [make_hit("## Vision-Language Models\n\n"
+                     "1. Radford, A., et al. (2021). \"Learning transferable visual models from "
+                     "natural language supervision.\" *ICML*.\n"
+                     "   - Image-text pairs gathered from the web train the model\n", "refs", 0.6)]
+    entry = ('Radford, A., et al. (2021). "Learning transferable visual models from natural '
+             'language supervision." ICML.')
+    draft = extractive_draft("What training data do visual models learn from?", hits)
+    assert entry not in draft.quotes
+    assert draft.quotes[0] == "Image-text pairs gathered from the web train the model"
+    cited = extractive_draft("Which paper should I read on visual models learned from "
+                             "natural language supervision?", hits)
+    assert cited.quotes[0] == entry
+
+
 def test_extractive_skips_code_tables_headings_and_lead_ins() -> None:
     hits = [make_hit("## Integral Action\n\nThe integral term removes the steady-state error "
                      "that remains under load. The integral term works like this:\n\n"

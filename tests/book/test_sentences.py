@@ -349,3 +349,20 @@ def test_a_code_span_keeps_what_it_holds():
         == "Add from git URL: https://example.org/x.git?path=/y or"
     assert clean_inline("Add `<exec_depend>launch_ros</exec_depend>` to <b>package.xml</b>") == \
         "Add <exec_depend>launch_ros</exec_depend> to package.xml"
+
+
+def test_a_reference_entry_is_one_unit_with_its_note_under_it():
+    text = ('7. Tobin, J., et al. (2017). "Domain randomization for transferring deep neural '
+            'networks from simulation to the real world." *IROS*.\n'
+            '   - Key technique for bridging sim-to-real gap\n\n'
+            '8. Peng, X. B., & Lee, K. (2020). "Learning agile robot skills." *RSS*.\n')
+    assert [u.text for u in split_section(text)] == [
+        'Tobin, J., et al. (2017). "Domain randomization for transferring deep neural networks '
+        'from simulation to the real world." IROS.',
+        "Key technique for bridging sim-to-real gap",
+        'Peng, X. B., & Lee, K. (2020). "Learning agile robot skills." RSS.']
+    # prose that names an author is still split at its sentences
+    assert [u.text for u in split_section("Smith, J. wrote the first survey. It came out in "
+                                          "2019 and is still cited.")] == [
+        "Smith, J. wrote the first survey.", "It came out in 2019 and is still cited."]
+
