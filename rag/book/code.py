@@ -34,7 +34,14 @@ def code_units(lead_in: str, lines: list[str], info: str) -> list[str]:
     if lead_in and 0 < len(body) <= MAX_STEP_LINES and (
             len(body) <= MAX_COMMAND_LINES or language in SNIPPET_FENCES and
             sum(map(len, body)) <= SNIPPET_CHARS):
-        return [f"{lead_in} {(' && ' if shell else '; ').join(body)}"]
+        if not shell:
+            return [f"{lead_in} {'; '.join(body)}"]
+        # a comment beside a command goes after the whole: joined as it stands, "cd ~/ws  # not
+        # ~/ws/src! && colcon build" would leave colcon build inside the comment
+        beside = [TRAILING_COMMENT_RE.match(b) for b in body]
+        commands = [m.group(1) if m else b for m, b in zip(beside, body, strict=True)]
+        notes = [clean_inline(m.group(2)) for m in beside if m]
+        return [f"{lead_in} {' && '.join(commands)}" + (f" ({'; '.join(notes)})" if notes else "")]
     if shell:
         return commented_steps(lines)
     return explained_lines(lines) if language in COMMENTED_FENCES else []

@@ -307,6 +307,13 @@ def test_a_command_with_a_comment_beside_it_is_a_step():
         ("Visual graph (GUI tool): rqt_graph", COMMAND)]
 
 
+def test_a_comment_beside_a_joined_command_goes_after_it():
+    text = ("Always run from workspace root:\n```bash\ncd ~/ros2_ws  # Not ~/ros2_ws/src!\n"
+            "colcon build\n```\n")
+    assert [u.text for u in split_section(text)] == [
+        "Always run from workspace root: cd ~/ros2_ws && colcon build (Not ~/ros2_ws/src!)"]
+
+
 def test_a_programs_explaining_comment_is_quoted_with_the_line_it_explains():
     text = ("```python\n# The '10' is the queue size - how many messages to buffer\n"
             "self.pub = self.create_publisher(Float32, 'temperature', 10)\n"
