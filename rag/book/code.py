@@ -22,7 +22,8 @@ SNIPPET_FENCES, SNIPPET_CHARS = (*SHELL_FENCES, "xml", "yaml", "yml", "toml", "i
 CODE_LIKE_RE = re.compile(r"[=$;{}]|--|\w\(|^\S+\s*$|^(?:sudo|export|source|cd|ros2|colcon)\b")
 COMMENTED_FENCES = ("python", "py", "yaml", "yml")  # whose '#' lines explain the code
 EXPLAINS, MAX_EXPLAINED_CODE = 6, 100  # words of such a comment; characters of its code line
-TRAILING_COMMENT_RE = re.compile(r"^([^#'\"]*?\S)\s+#\s*([A-Za-z].*)$")  # "cmd  # does this"
+# "cmd  # does this" (or '# "move_forward", "stop", etc.'): a command with a comment beside it
+TRAILING_COMMENT_RE = re.compile(r"^([^#'\"]*?\S)\s+#\s*([A-Za-z\"'].*)$")
 
 
 def code_units(lead_in: str, lines: list[str], info: str) -> list[str]:
