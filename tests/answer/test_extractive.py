@@ -279,7 +279,7 @@ def test_a_unit_that_answers_the_books_own_review_question_is_scored_by_it_too(e
     asked, unasked = (extractive_draft(question, [make_hit(text, "spin", 0.6)],
                                        query_vector=embedder.embed_query(question),
                                        embed=embedder.embed_documents) for text in (quiz, bare))
-    assert asked.quotes[0].startswith("Answer 1: Spin hands control to the executor")
+    assert asked.quotes[0].startswith("Spin hands control to the executor")
     support = dict(zip(asked.quotes, asked.supports, strict=True))
     before = dict(zip(unasked.quotes, unasked.supports, strict=True))
     for answer in (asked.quotes[0], "Otherwise the script reaches its last line and terminates "
