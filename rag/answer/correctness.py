@@ -61,6 +61,15 @@ best unit no longer refuses an answer whose section retrieval found close
 calibration error 0.044 / 0.045 there, a refit 0.712 / 0.704, so they stay, and so do the level
 cut-offs (bench/fit_confidence.py finds the same two).
 
+Refit on 2026-11-24 once reference entries became whole units quoted only for questions that
+ask for reading, review answers lost their "Answer 1:" labels and comments beside commands moved
+after them (288 development answers, bench/labelled_sets.py): the former weights had drifted to
+calibration error 0.043 / 0.094 (sample / Physical AI; pooled 0.076 against 0.048 expected of a
+calibrated answerer, confidence running low), these score 0.062 / 0.056 (pooled 0.028) with
+AUROC 0.712 / 0.739 (0.710 / 0.731 before). Their level cut-offs (0.8492 / 0.6856, data/
+settings.toml) make "high" 38 development answers, 36 right (15, 14 right, before). On the
+held-out sets, only reported: AUROC 0.62 -> 0.65, calibration error 0.107 -> 0.072.
+
 That probability is the answer's whole confidence score: it is fitted on outcomes, so blending
 it with the retrieval score again (the design's 0.6 × retrieval + 0.4 × generation, kept for
 Claude's stated confidence) would only dilute it. On the labelled sets the retrieval score
@@ -73,10 +82,11 @@ from __future__ import annotations
 import math
 
 FEATURES = ("best", "margin", "unquoted", "specific_best", "coverage", "lead_first", "asked")
-# Fitted by bench/fit_confidence.py on the development sets of both books (data/eval/*.yaml but
-# physical-ai-blind2.yaml, 262 answers), 2026-11-24.
-WEIGHTS = dict(zip(FEATURES, (0.524, 0.442, -0.926, 0.543, 0.560, 0.200, 0.664), strict=True))
-BIAS = 0.081
+# Fitted by bench/fit_confidence.py on the development sets of both books (bench/labelled_sets.py,
+# 288 answers), 2026-11-24, after reference entries, review answers' labels and comments beside
+# commands changed the units.
+WEIGHTS = dict(zip(FEATURES, (0.831, 1.324, -2.262, 1.351, 1.502, 0.268, 1.049), strict=True))
+BIAS = 0.158
 
 
 def confidence_features(best: float, runner_up: float, unquoted: float = 0.0,
