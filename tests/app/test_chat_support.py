@@ -27,15 +27,17 @@ from pages.components.chat.support import (
     serialize_history,
     storage_key,
 )
-from pages.components.common.format import (
+from pages.components.common.citing import (
     answer_markdown,
-    badges_markdown,
     cited_name,
+    more_markdown,
+    sources_markdown,
+)
+from pages.components.common.format import (
+    badges_markdown,
     highlight_sentences,
     highlight_terms,
-    more_markdown,
     notice_lines,
-    sources_markdown,
     term_spans,
     verdict_caption,
 )

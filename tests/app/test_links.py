@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pages.components.common.format import answer_markdown, sources_markdown
+from pages.components.common.citing import answer_markdown, sources_markdown
 from pages.components.common.links import citation_href, link_problem, reader_href
 from pages.components.common.tables import record_citations_frame
 

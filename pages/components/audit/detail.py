@@ -5,13 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.components.audit.label import label_panel
+from pages.components.common.citing import answer_markdown, more_markdown
 from pages.components.common.evidence import quoted_units
-from pages.components.common.format import (
-    answer_markdown,
-    badges_markdown,
-    more_markdown,
-    notice_lines,
-)
+from pages.components.common.format import badges_markdown, notice_lines
 from pages.components.common.shared import link_base_url
 from pages.components.common.tables import (
     record_citations_frame,

@@ -8,14 +8,12 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from pages.components.chat.why import why_panel
+from pages.components.common.citing import answer_markdown, more_markdown, sources_markdown
 from pages.components.common.format import (
-    answer_markdown,
     badges_markdown,
     highlight_sentences,
-    more_markdown,
     notice_lines,
     sentence_spans,
-    sources_markdown,
     verdict_caption,
 )
 from pages.components.common.shared import link_base_url

@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from pages.components.common.format import cited_name, plain_markdown
+from pages.components.common.citing import cited_name
+from pages.components.common.format import plain_markdown
 from pages.components.common.links import citation_href, reader_href
 from rag.answer.citations import build_url
 from rag.answer.guardrails import reason_label
