@@ -96,8 +96,10 @@ MORE, MORE_SHARE = 3, 0.1
 # A question that asks for reading: only then is an entry of a reference list ("Tobin, J., et al.
 # (2017). "Domain randomization ..." IROS.") an answer; to "What kind of training data do VLA
 # models need?" it is a title with the question's words in it.
-LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|read(?:ing)?|publish(?:ed)?|"
-                          r"authors?|wrote|articles?|literature|sources?)\b", re.I)
+# ("sources" and a bare "read" are left out: "sources of noise", "read the IMU").
+LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|reading|publish(?:ed)?|"
+                          r"authors?|wrote|articles?|literature|bibliography)\b|"
+                          r"\bread (?:about|more|up)\b", re.I)
 
 Embed = Callable[[list[str]], np.ndarray]
 
