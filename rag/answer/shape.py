@@ -104,23 +104,12 @@ def defines(sentence: str, subject: str) -> bool:
 
 def expands(sentence: str, question: str) -> bool:
     """An acronym of the question spelled out: "SDF (Simulation Description Format)" or
-    "Simulation Description Format (SDF)"; in lower case too when the words' initials spell it
-    ("proximal policy optimisation (PPO)")."""
+    "Simulation Description Format (SDF)"."""
     for acronym in ACRONYM_RE.findall(question):
         letters = acronym.rstrip("s")
         if re.search(rf"\b{re.escape(letters)}\s*\((?:[A-Z][\w-]*[\s-]*){{2,}}\)", sentence) or \
                 re.search(rf"(?:[A-Z][\w-]*[\s-]+){{1,}}[A-Z][\w-]*\s*\({re.escape(letters)}\)",
-                          sentence) or _initials_spell(sentence, letters):
-            return True
-    return False
-
-
-def _initials_spell(sentence: str, letters: str) -> bool:
-    """The words right before "(PPO)" start with P, P and O, in any case."""
-    for m in re.finditer(rf"\({re.escape(letters)}\)", sentence):
-        words = re.findall(r"[A-Za-z][\w]*", sentence[:m.start()])[-len(letters):]
-        if len(words) == len(letters) and \
-                "".join(w[0] for w in words).lower() == letters.lower():
+                          sentence):
             return True
     return False
 
