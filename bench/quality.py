@@ -36,21 +36,19 @@ import rag  # noqa: E402,F401  (thread settings before numpy/torch load)
 from bench.labelled_sets import BOOKS, DEVELOPMENT, EVAL, HELD_OUT  # noqa: E402
 from rag.config import load_settings  # noqa: E402
 from rag.index.load import load_index  # noqa: E402
-from rag.retrieval.search import search_book  # noqa: E402
 from rag.tuning.answers import AnswerOutcome, answer_pass, summarise_answers  # noqa: E402
 from rag.tuning.evaluate import evaluation_pipeline  # noqa: E402
 from rag.tuning.metrics import score_ranking  # noqa: E402
 from rag.tuning.questions import Question, load_questions  # noqa: E402
 
-# The roles (development / held out) are bench/labelled_sets.py's.
 
-
-def retrieval_figures(index: Any, settings: Any, questions: list[Question]) -> dict[str, Any]:
-    """Hit@k and MRR of the sections retrieval selects, over in-scope questions with labels."""
-    labelled = [q for q in questions if q.in_scope and q.expected_sections]
-    scores = [score_ranking([h.chunk.section_ref for h in
-                             search_book(index, q.question, settings.retrieval).hits],
-                            q.expected_sections, settings.top_k) for q in labelled]
+def retrieval_figures(outcomes: list[AnswerOutcome], questions: list[Question],
+                      top_k: int) -> dict[str, Any]:
+    """Hit@k and MRR of the sections retrieval selected for the answers (AnswerOutcome.sections:
+    no second retrieval), over in-scope questions with labels."""
+    scores = [score_ranking(list(o.sections), q.expected_sections, top_k)
+              for o, q in zip(outcomes, questions, strict=True)
+              if q.in_scope and q.expected_sections]
     n = len(scores)
     return {"n": n, "hit_at_k": round(sum(s["hit"] for s in scores) / n, 4) if n else None,
             "mrr": round(sum(s["rr"] for s in scores) / n, 4) if n else None}
@@ -85,7 +83,7 @@ def measure(sets: set[str] | None) -> dict[str, Any]:
                                    settings.threshold)
             pooled[role] += outcomes
             rows.append(set_row(file, role, outcomes,
-                                retrieval_figures(index, settings, questions)))
+                                retrieval_figures(outcomes, questions, settings.top_k)))
     totals = [set_row(f"all {role}", role, outcomes, None)
               for role, outcomes in pooled.items() if outcomes]
     return {"sets": rows, "pooled": totals}

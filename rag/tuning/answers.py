@@ -62,6 +62,7 @@ class AnswerOutcome:
     # each key fact found in the answer or in the passages shown under it as more from the book
     # (rag.answer.response.more_from_book): what a reader has on screen, not the answer alone
     found_with_more: tuple[bool, ...] = ()
+    sections: tuple[str, ...] = ()  # the section refs retrieval selected for it, best first
 
     @property
     def answered(self) -> bool:
@@ -117,12 +118,13 @@ def outcome_of(question: Question, response: Response, latency_ms: float,
             and all(v.guardrail == "confidence" for v in overrides))
     text = response.answer if response.status in ANSWERED else (
         response.draft.text if held and response.draft is not None else "")
+    hits = response.retrieval.hits if response.retrieval is not None else ()
     outcome = AnswerOutcome(question.question, question.in_scope, question.key_facts,
                             response.status, float(response.confidence.score),
                             str(response.confidence.level),
                             key_facts_found(text, question.key_facts),
                             tuple(response.reason_codes), response.answer, round(latency_ms, 2),
-                            held)
+                            held, sections=tuple(h.chunk.section_ref for h in hits))
     # under an answer, the passages that scored next; under an offline refusal, the closest
     more = [m.get("text", "") for m in response.metadata.get("more_from_book") or []] \
         if isinstance(response.metadata, dict) else []
