@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.book.frontmatter import chapter_signals, load_frontmatter
+from rag.book.inline import CODE_SPAN_RE
 from rag.book.pdf import PDF_READER_VERSION, read_pdf
 from rag.book.slugs import slugify, unique_slug
 from rag.errors import InputError
@@ -19,7 +20,6 @@ ANCHOR_RE = re.compile(r"\s*\{#([A-Za-z0-9_\-:.]+)\}\s*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 MDX_IMPORT_RE = re.compile(r"^\s*(import|export)\s")
 JSX_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>")
-CODE_SPAN_RE = re.compile(r"(`[^`\n]+`)")
 ADMONITION_RE = re.compile(r"^\s*:::\s*([a-z]+)?(?:\[([^\]]*)\]|\s+(.*))?\s*$")
 
 
@@ -95,8 +95,9 @@ def clean_body(body: str, mdx: bool) -> list[tuple[str, bool]]:
 def _without_tags(line: str) -> str:
     """JSX/HTML tags out of a prose line, but not out of its inline code: in
     "`ros2 launch <yourname>_sim sim.launch.py`" the placeholder is part of the command."""
-    parts = CODE_SPAN_RE.split(line)  # even: prose, odd: code spans with their backticks
-    return "".join(part if k % 2 else JSX_TAG_RE.sub("", part) for k, part in enumerate(parts))
+    parts = CODE_SPAN_RE.split(line)  # even: prose, odd: what a code span holds
+    return "".join(f"`{part}`" if k % 2 else JSX_TAG_RE.sub("", part)
+                   for k, part in enumerate(parts))
 
 
 def explicit_anchors(lines: list[tuple[str, bool]]) -> set[str]:
