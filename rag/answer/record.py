@@ -13,7 +13,7 @@ from the citation alone knows which book it points into.
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,7 +26,8 @@ HEAVY_KEYS = ("candidate_pool", "llm_prompt", "llm_response", "settings", "valid
               "answer_evidence")
 EVIDENCE_KEYS = ("answer_quotes", "answer_supports", "answer_runner_up", "answer_unquoted",
                  "answer_coverage", "answer_asked", "answer_more", "answer_unstated")
-CITATION_FIELDS = tuple(f.name for f in fields(Citation))
+# each citation field, with what it reads as when an older row lacks it: its default, else None
+CITATION_DEFAULTS = {f.name: None if f.default is MISSING else f.default for f in fields(Citation)}
 
 
 def utc_iso(value: Any = None) -> str:
@@ -164,8 +165,7 @@ def from_record(record: dict[str, Any]) -> Response:
         "llm_provider": record.get("llm_provider", ""), "llm_model": record.get("llm_model", ""),
         "notices": record_notices(record),
     }
-    citations = tuple(Citation(**{k: c.get(k, "" if k == "chapter_title" else None)
-                                  for k in CITATION_FIELDS})
+    citations = tuple(Citation(**{k: c.get(k, d) for k, d in CITATION_DEFAULTS.items()})
                       for c in record.get("citations") or [] if isinstance(c, dict))
     verdicts = tuple(Verdict(**{k: v.get(k, "") for k in
                                 ("guardrail", "reason_code", "action", "message")})
