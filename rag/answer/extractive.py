@@ -8,7 +8,9 @@ section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). A unit that answers a question the book itself asks (a review question,
 a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself
 and that question. The best unit leads; up to two more that also score well follow, from
-near it in its section or, when nothing there comes close, from another section. A unit that
+near it in its section or, when nothing there comes close, from another section; they read in
+the book's order when the lead leans on the sentence before it ("It is defined as ...") or the
+question asks how to do something (reading_order()). A unit that
 restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...") is not quoted
 while there is any other: in a troubleshooting entry it took the place of the fix (Physical AI
 answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor
@@ -100,6 +102,13 @@ MORE, MORE_SHARE = 3, 0.1
 LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|reading|publish(?:ed)?|"
                           r"authors?|wrote|articles?|literature|bibliography)\b|"
                           r"\bread (?:about|more|up)\b", re.I)
+
+# A leading unit that opens on a word pointing back at the sentence before it, and a question
+# that asks for a procedure: either reads better in the book's order (reading_order()).
+PRONOUN_LEAD = re.compile(r"^\W*(?:it|its|this|these|that|those|they|their|such|he|she|his|her"
+                          r")\b(?! (?:is|are) (?:why|how|what|where|when)\b)", re.I)
+HOW_TO_Q = re.compile(r"\bhow (?:do|can|should|would) (?:i|we|you)\b|\bhow to\b|"
+                      r"\b(?:steps?|procedure|install|set ?up|configure)\b", re.I)
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -202,12 +211,26 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     lead_asked = chosen[0].unit.asked if through_question[lead] else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked))
-    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in chosen]
+    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in reading_order(chosen, question)]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
                   more_units(scored, chosen))
+
+
+def reading_order(chosen: list[Scored], question: str) -> list[Scored]:
+    """The quotes as the answer reads them: the leading unit first, unless it leans on the
+    sentence before it ("It is defined as the point on the ground ...", PRONOUN_LEAD) or the
+    question asks how to do something (HOW_TO_Q: steps read in the book's order); then the
+    quotes from its section go in the book's order, those from elsewhere after them. The
+    quotes and their probabilities stay lead first (Draft.quotes, Draft.supports)."""
+    lead = chosen[0]
+    own = [s for s in chosen if s.unit.source == lead.unit.source]
+    if len(own) < 2 or not (PRONOUN_LEAD.match(lead.unit.text) or HOW_TO_Q.search(question)):
+        return chosen
+    return [*sorted(own, key=lambda s: s.unit.position),
+            *(s for s in chosen if s.unit.source != lead.unit.source)]
 
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE

@@ -51,10 +51,14 @@ FIX_RE = re.compile(r"\b(?:run|install|source|add|set|check|ensure|make sure|use
 
 
 # Units that point elsewhere, restate a problem or describe a lesson rather than answer.
-DETOUR_RE = re.compile(r"^(?:see|refer to|read|check (?:out )?the \w+(?: \w+)? (?:guide|section|"
-                       r"lesson|chapter|page|documentation|docs)|symptom|problem|error|issue|"
-                       r"estimated time|prerequisites?|duration|difficulty|next|related|"
-                       r"in this (?:lesson|section|chapter))\b", re.I)
+# A link's label counts too, after any emoji: "🎓 View Full Capstone Details: Capstone Project
+# Requirements" answered "What's the capstone project about?".
+DETOUR_RE = re.compile(r"^[^\w\"'(]*(?:see|refer to|read|check (?:out )?the \w+(?: \w+)? (?:guide|"
+                       r"section|lesson|chapter|page|documentation|docs)|symptom|problem|error|"
+                       r"issue|estimated time|prerequisites?|duration|difficulty|next|related|"
+                       r"in this (?:lesson|section|chapter)|learn more|"
+                       r"(?:view|open|visit|go to|click)(?: the)? "
+                       r"(?:full|complete|all|more|detailed))\b", re.I)
 FIX_LEAD_RE = re.compile(r"^(?:cause|solution|fix|prevention|resolution|workaround)\b", re.I)
 
 

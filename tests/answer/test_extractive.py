@@ -10,7 +10,14 @@ import pytest
 import yaml
 
 from rag.answer.evidence import EvidenceUnit
-from rag.answer.extractive import Scored, choose, coverage, extractive_draft, unquoted_share
+from rag.answer.extractive import (
+    Scored,
+    choose,
+    coverage,
+    extractive_draft,
+    reading_order,
+    unquoted_share,
+)
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
@@ -302,6 +309,51 @@ def test_a_unit_elsewhere_joins_only_when_nothing_near_the_best_comes_close() ->
     unlikely = scored_unit(2, 0, 0.15)  # under 0.4 of the best: never
     assert choose([best, unlikely], 3, "q") == [best]
     assert choose([best, near, far], 3, "q") == [best, near, far]  # the rest in book order
+
+
+def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_before() -> None:
+    """"It is defined as the point ..." leads the answer to "What is the zero moment point?" but
+    points back at the sentence that names the ZMP: its section's quotes read in the book's
+    order, a quote from elsewhere after them. Steps of a how-to read in order too; otherwise
+    the lead stays first. The draft's quotes and probabilities stay lead first."""
+    def unit(source: int, position: int, text: str, probability: float) -> Scored:
+        return Scored(EvidenceUnit(source, position, text, "prose", 0, ("ZMP",)), probability,
+                      frozenset())
+
+    named = unit(0, 4, "The zero moment point, or ZMP, was introduced in the late 1960s.", 0.3)
+    defined = unit(0, 5, "It is defined as the point on the ground where the moment is zero.",
+                   0.6)
+    later = unit(0, 7, "Put more intuitively: the spot where one force balances the robot.", 0.2)
+    elsewhere = unit(2, 1, "ZMP-based walking plans the centre of mass trajectory.", 0.3)
+    chosen = [defined, named, later, elsewhere]
+    question = "What is the zero moment point?"
+    assert reading_order(chosen, question) == [named, defined, later, elsewhere]
+    plain = unit(0, 5, "The ZMP is the point on the ground where the moment is zero.", 0.6)
+    assert reading_order([plain, named, later], question) == [plain, named, later]
+    # a lead that opens with "This is why ..." does not lean on the sentence before
+    why = unit(0, 5, "This is why the ZMP must stay inside the support polygon.", 0.6)
+    assert reading_order([why, named], "Why must the ZMP stay in the polygon?") == [why, named]
+    install = unit(1, 6, "Install ROS 2: sudo apt install -y ros-humble-desktop", 0.7)
+    add_repo = unit(1, 3, "Add the ROS 2 repository: sudo add-apt-repository universe", 0.4)
+    source = unit(1, 9, "Source ROS 2: source /opt/ros/humble/setup.bash", 0.3)
+    steps = reading_order([install, add_repo, source], "How do I install ROS 2 Humble?")
+    assert steps == [add_repo, install, source]
+    assert reading_order([defined], question) == [defined]
+
+
+def test_the_drafts_text_reads_in_that_order_while_its_quotes_stay_lead_first(embedder) -> None:
+    """Through extractive_draft(): the answer text follows reading_order(), the quotes and their
+    probabilities (what the confidence and the "Why this answer" table use) the lead first."""
+    text = ("The zero moment point, or ZMP, was introduced by Miomir Vukobratović in the late "
+            "1960s. It is defined as the point on the ground about which the horizontal "
+            "components of the moment produced by gravity and inertia are zero.")
+    question = "What is the zero moment point on the ground where the moment is zero?"
+    draft = extractive_draft(question, [make_hit(text, "zmp", 0.9)],
+                             query_vector=embedder.embed_query(question),
+                             embed=embedder.embed_documents, max_sentences=2)
+    assert len(draft.quotes) == 2 and draft.quotes[0].startswith("It is defined")
+    assert draft.supports[0] >= draft.supports[1]
+    assert draft.text.index("The zero moment point") < draft.text.index("It is defined")
 
 
 def test_a_unit_that_restates_the_problem_or_points_elsewhere_is_not_quoted() -> None:

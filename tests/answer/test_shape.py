@@ -65,3 +65,8 @@ def test_detours_point_elsewhere():
     assert detour("See the Student Kit Guide for Jetson setup")
     assert detour("Symptom: the node is not found")
     assert not detour("The Jetson Orin Nano runs the trained policy.")
+    # a link's label, after an emoji, is a pointer too: it answered "What's the capstone about?"
+    assert detour("🎓 View Full Capstone Details: Capstone Project Requirements")
+    assert detour("Learn more about ROS 2 launch files")
+    assert not detour("Viewing angles of the camera overlap by 20 degrees.")
+    assert not detour("Open the terminal and run colcon build.")
