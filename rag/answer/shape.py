@@ -52,11 +52,15 @@ FIX_RE = re.compile(r"\b(?:run|install|source|add|set|check|ensure|make sure|use
 
 # Units that point elsewhere, restate a problem or describe a lesson rather than answer.
 # A link's label counts too, after any emoji: "🎓 View Full Capstone Details: Capstone Project
-# Requirements" answered "What's the capstone project about?".
+# Requirements" answered "What's the capstone project about?"; so does a roadmap ("In the next
+# lesson, we'll explore sim-to-real transfer techniques." answered "What is sim-to-real transfer
+# and why is it hard?"). Neither changed an answer of the labelled sets (bench/quality.py).
 DETOUR_RE = re.compile(r"^[^\w\"'(]*(?:see|refer to|read|check (?:out )?the \w+(?: \w+)? (?:guide|"
                        r"section|lesson|chapter|page|documentation|docs)|symptom|problem|error|"
                        r"issue|estimated time|prerequisites?|duration|difficulty|next|related|"
-                       r"in this (?:lesson|section|chapter)|learn more|"
+                       r"in this (?:lesson|section|chapter)|learn more|in the next (?:lesson|"
+                       r"section|chapter|module|week)|this (?:chapter|lesson|module) (?:covers|"
+                       r"explains|develops|introduces|describes|looks at|presents)|"
                        r"(?:view|open|visit|go to|click)(?: the)? "
                        r"(?:full|complete|all|more|detailed))\b", re.I)
 FIX_LEAD_RE = re.compile(r"^(?:cause|solution|fix|prevention|resolution|workaround)\b", re.I)

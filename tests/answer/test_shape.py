@@ -70,3 +70,7 @@ def test_detours_point_elsewhere():
     assert detour("Learn more about ROS 2 launch files")
     assert not detour("Viewing angles of the camera overlap by 20 degrees.")
     assert not detour("Open the terminal and run colcon build.")
+    # a roadmap of the book says where an answer is, not what it is
+    assert detour("In the next lesson, we'll explore sim-to-real transfer techniques.")
+    assert detour("This chapter develops the linear inverted pendulum and its time constant.")
+    assert not detour("This chapter's robot weighs 45 kg.")
