@@ -51,6 +51,9 @@ CITATION_RE = re.compile(r"^[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*, (?:[A-Z]\.[ ,]
                          r"\(\d{4}[a-z]?\)\.")
 # "**Label:** value" or "**Label**: value"
 FIELD_RE = re.compile(r"^(?:\*\*|__)[^*_]{1,40}?(?::(?:\*\*|__)|(?:\*\*|__):)\s")
+# A bold label's own numbering ("**2. Missing robot_state_publisher**:" above its fix): the
+# book's count of causes, not part of what it says (a quote read "2. Missing ...: ros2 run ...").
+NUMBERED_LABEL_RE = re.compile(r"^\d{1,2}[.)]\s+(?=[A-Z])")
 BOLD_LINE_RE = re.compile(r"^(\*\*|__)[^*_].*\1:?$")  # "**Tested with ROS 2 Humble**"
 OWN_LABEL_RE = re.compile(r"^([^:;.]{1,40}):\s")  # "GPU: NVIDIA RTX ..." says what it is about
 
@@ -82,11 +85,12 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
     lead_in = ""  # the previous line, when it ended in ':' (it may introduce a command)
     leads: list[tuple[int, Unit]] = []  # paragraphs' closing lead-ins, where they stood
     label = ""  # the last paragraph's closing sentence, when it ends in ':' (it heads a list)
-    title = clean_inline(heading)  # the heading (or bold line) right above a list
+    title = NUMBERED_LABEL_RE.sub("", clean_inline(heading))  # the heading (or bold line) above
 
     def flush() -> None:
         nonlocal block, label, title
-        joined = ANSWER_LABEL_RE.sub("", clean_inline(" ".join(paragraph)))
+        joined = NUMBERED_LABEL_RE.sub("", ANSWER_LABEL_RE.sub("", clean_inline(" ".join(
+            paragraph))))
         bold = len(paragraph) == 1 and BOLD_LINE_RE.match(paragraph[0])
         paragraph.clear()
         if joined:
@@ -123,7 +127,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             lead_in, label, title, i = "", "", "", end + 1
             continue
         stripped = line.strip()
-        lead = clean_inline(ITEM_RE.sub("", stripped, count=1))  # "2. Check it:" -> "Check it:"
+        # "2. Check it:" and "**2. Check it**:" -> "Check it:"
+        lead = NUMBERED_LABEL_RE.sub("", clean_inline(ITEM_RE.sub("", stripped, count=1)))
         if stripped:  # a blank line between "Verify installation:" and its command keeps it
             lead_in = lead if lead.endswith(":") and len(lead.split()) <= 12 else ""
         if stripped.startswith("|"):
@@ -144,7 +149,8 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             flush()
             close_list()
             header, label = [], ""
-            title = "" if RULE_RE.match(line) else clean_inline(line.lstrip(" #"))
+            title = "" if RULE_RE.match(line) else \
+                NUMBERED_LABEL_RE.sub("", clean_inline(line.lstrip(" #")))
         elif ITEM_RE.match(line):
             flush()
             raw = ITEM_RE.sub("", line, count=1)

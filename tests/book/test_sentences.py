@@ -138,6 +138,27 @@ def test_continuation_lines_join_their_item_and_commands_lose_the_numbering():
     assert [u.text for u in numbered] == ["Check the calibration: calibrate now"]
 
 
+def test_a_bold_labels_own_numbering_is_not_quoted():
+    """Troubleshooting entries number their causes in bold ("**2. Missing robot_state_publisher**:")
+    above a command or a list: a quote read "2. Missing robot_state_publisher: ros2 run ...", list
+    numbering the answer must not carry. A heading's numbering goes from its list's label too;
+    a sentence that opens with a figure keeps it."""
+    text = ("**1. Topic name mismatch**:\n```bash\n# Check what topics exist\nros2 topic list\n"
+            "```\n\n"
+            "**2. Timing issue**:\n- Start the subscriber before the publisher\n"
+            "- Or start both from one launch file\n\n"
+            "12 nodes run on the rover.\n")
+    texts = [u.text for u in split_section(text, "Nodes not communicating")]
+    assert texts[0].startswith("Topic name mismatch: ") and "ros2 topic list" in texts[0]
+    assert not any(t.startswith(("1.", "2.")) for t in texts)
+    assert "12 nodes run on the rover." in texts
+    heading = "## 3. Sensor Kit\n\n- Stereo camera\n- Lidar puck\n"
+    kit = ["Sensor Kit: Stereo camera; Lidar puck"]
+    assert [u.text for u in split_section(heading, "Rover")] == kit
+    under_numbered_heading = split_section("- Stereo camera\n- Lidar puck\n", "2. Sensor Kit")
+    assert [u.text for u in under_numbered_heading] == kit
+
+
 def test_a_list_right_under_a_heading_or_a_bold_line_takes_it_as_its_label():
     text = "## Typical Payloads\n\n- Stereo camera\n- Lidar puck\n- Spare battery pack\n"
     assert [u.text for u in split_section(text, "Rover")] == \
