@@ -1,11 +1,12 @@
 """The evidence an extractive answer may quote: which sections (sources), and their units.
 
 Sources are the selected hits, then sections that passed the threshold but fell outside top-k
-(the section that answers is often ranked 6th or 7th); each source is one section, cited by its
-best chunk. Units come from the index's sentence table when it has the section, else from the
-chunk's own text (a pasted selection, or an index built before sentence vectors were kept). A
-unit that answers one of the book's review questions, or sits under a heading that asks one
-(rag.book.quiz), comes with that question's vector too.
+(the section that answers is often ranked 6th or 7th), and for "What is X?" a candidate section
+that defines X when no source does (a glossary's entry ranks low: with_definitions); each source
+is one section, cited by its best chunk. Units come from the index's sentence table when it has
+the section, else from the chunk's own text (a pasted selection, or an index built before
+sentence vectors were kept). A unit that answers one of the book's review questions, or sits
+under a heading that asks one (rag.book.quiz), comes with that question's vector too.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.answer.shape import defines
 from rag.book.quiz import Quiz, heading_ask
 from rag.book.sentences import split_section
 from rag.index.sentences import SentenceTable
@@ -26,6 +28,7 @@ from rag.providers.base import Embedder
 from rag.types import Hit
 
 MAX_SOURCES = 8
+MAX_DEFINING = 2  # sections that define the question's subject, beyond MAX_SOURCES
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,30 @@ def gather_sources(hits: Sequence[Hit], candidates: Sequence[Hit] = (),
             seen.add(key)
             sources.append(hit)
     return sources
+
+
+def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subject: str,
+                     table: SentenceTable | None, limit: int = MAX_DEFINING) -> list[Hit]:
+    """`sources` and, after them, up to `limit` more: the best chunk of each candidate section
+    that holds a unit defining `subject` (rag.answer.shape.defines: "Isaac ROS: NVIDIA's
+    hardware-accelerated ROS 2 packages ..."), when no source holds one. A glossary's section
+    lists dozens of terms, so its chunks rank low for any one of them: "What is Isaac ROS?"
+    found its entry 35th of 82 and quoted the commands that clone Isaac ROS instead."""
+    if not subject or table is None or not table.texts:
+        return sources
+    key = subject.lower()
+    defining = {table.keys[r] for r, text in enumerate(table.texts)
+                if key in text[:len(key) + 25].lower() and defines(text, subject)}
+    have = {h.chunk.section_key for h in sources if h.chunk.source == "book"}
+    if not defining or have & defining:
+        return sources
+    extra: list[Hit] = []
+    for hit in candidates:
+        section = hit.chunk.section_key
+        if hit.chunk.source == "book" and section in defining and section not in have:
+            have.add(section)
+            extra.append(hit)
+    return [*sources, *extra[:limit]]
 
 
 def source_units(sources: Sequence[Hit], table: SentenceTable | None,

@@ -8,11 +8,12 @@ section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). A unit that answers a question the book itself asks (a review question,
 a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself
 and that question. The best unit leads; up to two more that also score well follow, from
-near it in its section or, when nothing there comes close, from another section; they read in
-the book's order when the lead leans on the sentence before it ("It is defined as ...") or the
-question asks how to do something (reading_order()). A unit that
-restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...") is not quoted
-while there is any other: in a troubleshooting entry it took the place of the fix (Physical AI
+near it in its section or, when nothing there comes close, from another section (a lead that
+leans on the sentence before it, "It is defined as ...", reads after that one when it is quoted
+too: reading_order()). A unit that restates the reader's problem ("Symptom: ...") or points
+elsewhere ("Related: ...", "🎓 View Full Capstone Details: ...", "In the next lesson, we'll
+explore ...") is not quoted while there is any other: in a troubleshooting entry it took the
+place of the fix (Physical AI
 answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor
 is an entry of a reference list, unless the question asks for reading: its title holds the
 question's words, not its answer (development sets unchanged at 184 of 298 right, one answer
@@ -23,7 +24,8 @@ nearby sentence is not an answer; unless retrieval's first section is very close
 the question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. A
 question that asks for a measured quantity (a payload, a torque, a year: rag.answer.quantity) is
 answered only by quotes that state one of that kind: led by the likeliest unit that does, if any
-reaches the support floor, or else refused, naming what the passages do not give. The
+reaches the support floor, or else refused, naming what the passages do not give; "What is X?"
+by the likeliest unit that defines X, if the best does not and one is there. The
 draft's generation confidence is the probability that the answer is right, from the best unit's
 probability, its lead over the runner-up, the share of the evidence the answer leaves unquoted,
 whether the question asks for a number or a definition, how much of the question the quotes
@@ -44,16 +46,16 @@ import numpy as np
 
 from rag.answer import quantity
 from rag.answer.correctness import answer_probability
-from rag.answer.evidence import EvidenceUnit, gather_sources, source_units
+from rag.answer.evidence import EvidenceUnit, gather_sources, source_units, with_definitions
 from rag.answer.llm import NOT_COVERED_SENTENCE
-from rag.answer.shape import asks_specific, detour
+from rag.answer.shape import asks_specific, defines, detour, expands, question_subject
 from rag.answer.unit_scoring import (
     idf_weights,
     unit_cosines,
     unit_features,
     unit_probabilities,
 )
-from rag.book.sentences import CITATION_RE, ROW
+from rag.book.sentences import CITATION_RE, COMMAND, ROW
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.types import Draft, Hit
@@ -103,12 +105,11 @@ LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|reading|pub
                           r"authors?|wrote|articles?|literature|bibliography)\b|"
                           r"\bread (?:about|more|up)\b", re.I)
 
-# A leading unit that opens on a word pointing back at the sentence before it, and a question
-# that asks for a procedure: either reads better in the book's order (reading_order()).
+# A leading unit that opens on a word pointing back at the sentence before it reads after that
+# sentence when the answer quotes it too, LEANS_ON units or fewer before it (reading_order()).
 PRONOUN_LEAD = re.compile(r"^\W*(?:it|its|this|these|that|those|they|their|such|he|she|his|her"
                           r")\b(?! (?:is|are) (?:why|how|what|where|when)\b)", re.I)
-HOW_TO_Q = re.compile(r"\bhow (?:do|can|should|would) (?:i|we|you)\b|\bhow to\b|"
-                      r"\b(?:steps?|procedure|install|set ?up|configure)\b", re.I)
+LEANS_ON = 2
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -175,7 +176,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     `table` holds the book's sentence vectors; units of a source without rows there (a pasted
     selection, an index built before sentence vectors) are embedded with `embed`, or scored by
     words alone when the question has no vector (the embedder is down)."""
-    sources = gather_sources(hits, candidates)
+    sources = with_definitions(gather_sources(hits, candidates), candidates,
+                               question_subject(question), table)
     units, vectors, asked = source_units(sources, table,
                                          embed if query_vector is not None else None)
     if not units:
@@ -192,6 +194,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
+    subject = question_subject(question)
+    opening = chosen[0].unit.text
+    if subject and not (defines(opening, subject) or expands(opening, question)) and (defining := [
+            s for s in quotable_units(scored, question) if s.unit.kind != COMMAND and
+            s.probability >= SUPPORT_FLOOR and defines(s.unit.text, subject)]):
+        # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
+        # and navigation", not by the command that clones it
+        chosen = choose(scored, max(1, max_sentences), question, likeliest(defining))
     best, covered = chosen[0].probability, coverage(idf, chosen)
     asked = quantity.asked_quantities(question)
     if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
@@ -211,7 +221,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     lead_asked = chosen[0].unit.asked if through_question[lead] else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked))
-    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in reading_order(chosen, question)]
+    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in reading_order(chosen)]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
@@ -219,18 +229,21 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   more_units(scored, chosen))
 
 
-def reading_order(chosen: list[Scored], question: str) -> list[Scored]:
+def reading_order(chosen: list[Scored]) -> list[Scored]:
     """The quotes as the answer reads them: the leading unit first, unless it leans on the
-    sentence before it ("It is defined as the point on the ground ...", PRONOUN_LEAD) or the
-    question asks how to do something (HOW_TO_Q: steps read in the book's order); then the
-    quotes from its section go in the book's order, those from elsewhere after them. The
-    quotes and their probabilities stay lead first (Draft.quotes, Draft.supports)."""
-    lead = chosen[0]
-    own = [s for s in chosen if s.unit.source == lead.unit.source]
-    if len(own) < 2 or not (PRONOUN_LEAD.match(lead.unit.text) or HOW_TO_Q.search(question)):
+    sentence before it ("It is defined as the point on the ground ...", PRONOUN_LEAD) and a
+    quote stands just before it in its section (within LEANS_ON units): that quote goes first.
+    The quotes and their probabilities stay lead first (Draft.quotes, Draft.supports). Steps
+    and troubleshooting entries keep the lead first too: read in the book's order, "How much
+    free disk space should I have?" opened on "Ubuntu 22.04 LTS installed" and "permission
+    denied" with another problem's fix."""
+    lead, rest = chosen[0], chosen[1:]
+    before = [s for s in rest if s.unit.source == lead.unit.source and
+              0 < lead.unit.position - s.unit.position <= LEANS_ON]
+    if not before or not PRONOUN_LEAD.match(lead.unit.text):
         return chosen
-    return [*sorted(own, key=lambda s: s.unit.position),
-            *(s for s in chosen if s.unit.source != lead.unit.source)]
+    return [*sorted(before, key=lambda s: s.unit.position), lead,
+            *(s for s in rest if s not in before)]
 
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE

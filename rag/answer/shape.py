@@ -101,6 +101,8 @@ def defines(sentence: str, subject: str) -> bool:
     """The sentence opens with the subject and then defines it ("X is ...", "X: ...", "X (...")."""
     if not subject:
         return False
+    if re.match(rf"[^:;.]{{1,40}}\(\s*{re.escape(subject)}\s*\)\s*:", sentence, re.I):
+        return True  # a label that names it: "Python Client Library (rclpy): Standard node ..."
     head = sentence[: len(subject) + 40].lower()
     at = head.find(subject.lower())
     if at < 0 or at > 20:

@@ -3,13 +3,14 @@ section each came from, and refuse when nothing supports the question."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
 import pytest
 import yaml
 
-from rag.answer.evidence import EvidenceUnit
+from rag.answer.evidence import EvidenceUnit, with_definitions
 from rag.answer.extractive import (
     Scored,
     choose,
@@ -21,8 +22,10 @@ from rag.answer.extractive import (
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
+from rag.book.sentences import split_section
 from rag.config import load_settings
 from rag.index.load import load_index
+from rag.index.sentences import SentenceTable
 from rag.retrieval.hybrid import retrieve
 from rag.tuning.answers import ANSWERED, answer_pass
 from rag.tuning.key_facts import contains_key_facts
@@ -313,9 +316,10 @@ def test_a_unit_elsewhere_joins_only_when_nothing_near_the_best_comes_close() ->
 
 def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_before() -> None:
     """"It is defined as the point ..." leads the answer to "What is the zero moment point?" but
-    points back at the sentence that names the ZMP: its section's quotes read in the book's
-    order, a quote from elsewhere after them. Steps of a how-to read in order too; otherwise
-    the lead stays first. The draft's quotes and probabilities stay lead first."""
+    points back at the sentence that names the ZMP, quoted too: that one goes first. A lead that
+    does not lean on it (or a quote further away) keeps its place, and so do steps and fixes,
+    whose lead is the answer ("At least 100GB free disk space" after "Ubuntu 22.04 installed"
+    answered how much disk space is needed worse)."""
     def unit(source: int, position: int, text: str, probability: float) -> Scored:
         return Scored(EvidenceUnit(source, position, text, "prose", 0, ("ZMP",)), probability,
                       frozenset())
@@ -324,21 +328,20 @@ def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_
     defined = unit(0, 5, "It is defined as the point on the ground where the moment is zero.",
                    0.6)
     later = unit(0, 7, "Put more intuitively: the spot where one force balances the robot.", 0.2)
-    elsewhere = unit(2, 1, "ZMP-based walking plans the centre of mass trajectory.", 0.3)
-    chosen = [defined, named, later, elsewhere]
-    question = "What is the zero moment point?"
-    assert reading_order(chosen, question) == [named, defined, later, elsewhere]
+    elsewhere = unit(2, 4, "ZMP-based walking plans the centre of mass trajectory.", 0.3)
+    assert reading_order([defined, named, later, elsewhere]) == [named, defined, later, elsewhere]
+    assert reading_order([defined, elsewhere]) == [defined, elsewhere]  # another section's 4th
+    far = unit(0, 1, "Balance matters for every humanoid.", 0.3)
+    assert reading_order([defined, far]) == [defined, far]  # not the sentence it leans on
     plain = unit(0, 5, "The ZMP is the point on the ground where the moment is zero.", 0.6)
-    assert reading_order([plain, named, later], question) == [plain, named, later]
-    # a lead that opens with "This is why ..." does not lean on the sentence before
+    assert reading_order([plain, named, later]) == [plain, named, later]
+    # "This is why ..." does not lean on the sentence before
     why = unit(0, 5, "This is why the ZMP must stay inside the support polygon.", 0.6)
-    assert reading_order([why, named], "Why must the ZMP stay in the polygon?") == [why, named]
-    install = unit(1, 6, "Install ROS 2: sudo apt install -y ros-humble-desktop", 0.7)
-    add_repo = unit(1, 3, "Add the ROS 2 repository: sudo add-apt-repository universe", 0.4)
-    source = unit(1, 9, "Source ROS 2: source /opt/ros/humble/setup.bash", 0.3)
-    steps = reading_order([install, add_repo, source], "How do I install ROS 2 Humble?")
-    assert steps == [add_repo, install, source]
-    assert reading_order([defined], question) == [defined]
+    assert reading_order([why, named]) == [why, named]
+    disk = unit(1, 6, "At least 100GB free disk space", 0.7)
+    ubuntu = unit(1, 5, "Ubuntu 22.04 LTS installed (native or dual-boot recommended)", 0.4)
+    assert reading_order([disk, ubuntu]) == [disk, ubuntu]
+    assert reading_order([defined]) == [defined]
 
 
 def test_the_drafts_text_reads_in_that_order_while_its_quotes_stay_lead_first(embedder) -> None:
@@ -354,6 +357,39 @@ def test_the_drafts_text_reads_in_that_order_while_its_quotes_stay_lead_first(em
     assert len(draft.quotes) == 2 and draft.quotes[0].startswith("It is defined")
     assert draft.supports[0] >= draft.supports[1]
     assert draft.text.index("The zero moment point") < draft.text.index("It is defined")
+
+
+def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(embedder) -> None:
+    """A glossary section lists dozens of terms, so its chunk ranks low for any one: "What is
+    Isaac ROS?" found its entry 35th and quoted the commands that clone Isaac ROS, at "high"
+    confidence. A candidate section that defines the question's subject joins the evidence
+    (with_definitions), and the likeliest unit that defines it leads, never a command."""
+    install = ("Get the Rover SDK onto the robot:\n\n```bash\ngit clone "
+               "https://example.org/rover_sdk.git && cd rover_sdk\n```\n\nBuild the Rover SDK "
+               "workspace:\n\n```bash\ncolcon build --packages-select rover_sdk\n```\n")
+    glossary = ("**Rover Arm**\n: The five-joint arm on the rover's deck.\n\n**Rover SDK**\n: "
+                "The vendor's library of drivers and motion primitives for the rover.\n\n"
+                "**Rover Mast**\n: The camera mast.\n")
+    hits = [make_hit(install, "install", 0.9)]
+    entry = dataclasses.replace(make_hit(glossary, "glossary", 0.3), passed=False,
+                                selected=False, rank=40)
+    units = [(h.chunk.section_key, u) for h in (*hits, entry)
+             for u in split_section(h.chunk.text, h.chunk.section_title)]
+    table = SentenceTable([k for k, _ in units], [u.text for _, u in units],
+                          [u.kind for _, u in units], [u.block for _, u in units],
+                          embedder.embed_documents([u.text for _, u in units]))
+    question = "What is the Rover SDK?"
+    vector = embedder.embed_query(question)
+    alone = extractive_draft(question, hits, [*hits], table, vector, embedder.embed_documents)
+    assert alone.quotes[0].startswith(("Get the Rover SDK", "Build the Rover SDK"))
+    draft = extractive_draft(question, hits, [*hits, entry], table, vector,
+                             embedder.embed_documents)
+    assert [h.chunk.section_id for h in draft.sources] == ["install", "glossary"]
+    assert draft.quotes[0] == "Rover SDK: The vendor's library of drivers and motion primitives " \
+        "for the rover."
+    assert draft.text.startswith(draft.quotes[0] + " [S2]")
+    assert with_definitions(list(hits), [entry], "", table) == hits  # no subject: no lookup
+    assert with_definitions(list(hits), [entry], "Rover SDK", None) == hits
 
 
 def test_a_unit_that_restates_the_problem_or_points_elsewhere_is_not_quoted() -> None:

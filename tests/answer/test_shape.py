@@ -56,6 +56,9 @@ def test_definitions_and_acronyms():
     assert question_subject("What does SDF stand for?") == "SDF"
     assert defines("colcon is the ROS 2 build tool.", "colcon")
     assert not defines("We build everything with colcon later.", "colcon")
+    # a label that names it in brackets: the book's only definition of rclpy
+    assert defines("Python Client Library (rclpy): Standard node creation, publishers", "rclpy")
+    assert not defines("Nodes talk through topics (see rclpy): publishers", "rclpy")
     assert expands("Work with SDF (Simulation Description Format)", "What does SDF stand for?")
     assert expands("Unified Robot Description Format (URDF) is XML.", "What is URDF?")
     assert not expands("URDF files describe robots.", "What is URDF?")
