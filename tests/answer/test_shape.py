@@ -9,6 +9,7 @@ from rag.answer.shape import (
     FIX,
     NAMED,
     NUMBER,
+    PROCEDURE,
     REASON,
     asks_specific,
     defines,
@@ -28,6 +29,10 @@ from rag.answer.shape import (
     ("I get ModuleNotFoundError: No module named 'rclpy'", FIX),
     ("What does URDF stand for?", DEFINITION),
     ("Which Jetson board should students use?", NAMED),
+    ("How do you tune a PID controller for a joint?", PROCEDURE),
+    ("How do I visualize TF frames?", PROCEDURE),
+    ("How do I fix 'permission denied' when I run docker?", FIX),  # a fix before a procedure
+    ("How do I know how long the battery lasts?", NUMBER),
 ])
 def test_question_shapes(question, shape):
     assert question_shape(question) == shape
@@ -62,6 +67,17 @@ def test_definitions_and_acronyms():
     assert expands("Work with SDF (Simulation Description Format)", "What does SDF stand for?")
     assert expands("Unified Robot Description Format (URDF) is XML.", "What is URDF?")
     assert not expands("URDF files describe robots.", "What is URDF?")
+
+
+def test_a_procedure_wants_a_step_that_says_what_to_do():
+    """"How do you tune a PID controller for a joint?" quoted the chapter's introduction, which
+    names tuning, over "Raise Kp until the joint tracks ...": an instruction matches the shape,
+    after "Step 2:" or "First," too, but not a list's label ("Reusability: Use the same ...")."""
+    assert shape_match(PROCEDURE, "Raise Kp until the joint tracks a small step briskly.") == 1.0
+    assert shape_match(PROCEDURE, "Step 2: Verify the ROS 2 environment is sourced") == 1.0
+    assert shape_match(PROCEDURE, "Finally, repeat the test under realistic load.") == 1.0
+    assert shape_match(PROCEDURE, "Reusability: Use the same package in many robots") == 0.0
+    assert shape_match(PROCEDURE, "Understanding how to tune it is a basic skill.") == 0.0
 
 
 def test_detours_point_elsewhere():
