@@ -121,7 +121,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             close_list()
             end = next((j for j in range(i + 1, len(lines)) if FENCE_RE.match(lines[j])),
                        len(lines))
-            texts = code_units(lead_in, lines[i + 1:end], FENCE_RE.sub("", line))
+            texts = code_units(lead_in, lines[i + 1:end], FENCE_RE.sub("", line), title)
             block += bool(texts)
             units.extend(Unit(text, COMMAND, block) for text in texts)
             lead_in, label, title, i = "", "", "", end + 1

@@ -347,6 +347,43 @@ def test_a_programs_explaining_comment_is_quoted_with_the_line_it_explains():
         ("This MUST be called before creating any nodes at all", COMMAND)]
 
 
+def test_a_short_comment_is_quoted_with_the_whole_line_it_names():
+    """"# Apply Gaussian blur" above "blurred = cv2.GaussianBlur(...)" is the book's answer to
+    which steps its perception example runs: a one-line comment of two words or more names the
+    line under it when that line is a whole statement. Not an import, not the opening of a
+    call or a block, not the last line of a longer comment."""
+    text = ("```python\nimport cv2\n\n# Example of edge detection\nimport numpy as np\n\n"
+            "def process(image):\n    # Apply Gaussian blur\n"
+            "    blurred = cv2.GaussianBlur(image, (5, 5), 0)\n"
+            "    # Use in node\n    node = Node(\n        package='demo')\n"
+            "    # Every second iteration\n    if i % 2 == 0:  # feedback\n        pass\n"
+            "    # Keep the node running\n    # for incoming requests\n"
+            "    rclpy.spin(node)\n```\n")
+    assert [u.text for u in split_section(text)] == [
+        "Apply Gaussian blur: blurred = cv2.GaussianBlur(image, (5, 5), 0)"]
+
+
+def test_uncommented_commands_under_a_heading_are_its_steps():
+    """A shell block with no comments, under "### Install NVIDIA Container Toolkit": each group
+    of up to four commands (blank lines part them) is a step named by the heading, more are a
+    script; printed output under a lead-in is what it shows, not commands joined by "&&". A
+    short snippet right under a heading is named by it, as by a lead-in."""
+    text = ("### Install NVIDIA Container Toolkit\n\n```bash\nsudo apt-get update\n"
+            "sudo apt-get install -y nvidia-container-toolkit\nsudo systemctl restart docker\n"
+            "\n" + "".join(f"step{i} --go\n" for i in range(5)) + "```\n\n"
+            "Terminal 1 (Publisher):\n\n```\n[INFO] [talker]: Publishing: 20.0\n"
+            "[INFO] [talker]: Publishing: 20.5\n[INFO] [talker]: Publishing: 21.0\n```\n")
+    assert [u.text for u in split_section(text, "Software Setup")] == [
+        "Install NVIDIA Container Toolkit: sudo apt-get update && sudo apt-get install -y "
+        "nvidia-container-toolkit && sudo systemctl restart docker",
+        "Terminal 1 (Publisher): [INFO] [talker]: Publishing: 20.0; [INFO] [talker]: "
+        "Publishing: 20.5; [INFO] [talker]: Publishing: 21.0"]
+    snippet = ("### Parameter File Format\n\n```yaml\nmy_node:\n  ros__parameters:\n"
+               "    speed: 1.0\n```\n")
+    assert [u.text for u in split_section(snippet, "Parameters")] == [
+        "Parameter File Format: my_node:; ros__parameters:; speed: 1.0"]
+
+
 def test_a_longer_script_under_one_comment_is_not_quoted():
     script = "```sh\n# Set everything up at once\n" + "".join(f"step{i} --go\n" for i in range(5)) \
         + "```\n"
