@@ -176,8 +176,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     `table` holds the book's sentence vectors; units of a source without rows there (a pasted
     selection, an index built before sentence vectors) are embedded with `embed`, or scored by
     words alone when the question has no vector (the embedder is down)."""
-    sources = with_definitions(gather_sources(hits, candidates), candidates,
-                               question_subject(question), table)
+    subject = question_subject(question)  # "What is X?": X, else ""
+    sources = with_definitions(gather_sources(hits, candidates), candidates, subject, table)
     units, vectors, asked = source_units(sources, table,
                                          embed if query_vector is not None else None)
     if not units:
@@ -194,7 +194,6 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     chosen = choose(scored, max(1, max_sentences), question)
-    subject = question_subject(question)
     opening = chosen[0].unit.text
     if subject and not (defines(opening, subject) or expands(opening, question)) and (defining := [
             s for s in quotable_units(scored, question) if s.unit.kind != COMMAND and

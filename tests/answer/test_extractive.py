@@ -260,15 +260,21 @@ def test_extractive_without_a_question_vector_uses_words(sample_index, sample_se
     assert draft.quotes and "integral" in " ".join(draft.quotes).lower()
 
 
+def two_unit_draft(embedder, question: str, text: str, section: str, blended: float):
+    """The extractive draft of up to two units of one section holding `text`, scored by the
+    real embedder (no sentence table: the units are embedded on the fly)."""
+    return extractive_draft(question, [make_hit(text, section, blended)],
+                            query_vector=embedder.embed_query(question),
+                            embed=embedder.embed_documents, max_sentences=2)
+
+
 def test_a_second_unit_covers_the_other_part_of_the_question(embedder) -> None:
-    text = ("A PD loop combines a proportional term with a derivative term. "
-            "The proportional term alone makes the joint ring like a spring. "
-            "Many robots run the loop at one kilohertz on the motor driver. "
-            "Damping comes from the derivative term, which opposes the joint's velocity.")
-    question = "What is a PD loop, and where does its damping come from?"
-    draft = extractive_draft(question, [make_hit(text, "pd", 0.6)],
-                             query_vector=embedder.embed_query(question),
-                             embed=embedder.embed_documents, max_sentences=2)
+    draft = two_unit_draft(
+        embedder, "What is a PD loop, and where does its damping come from?",
+        "A PD loop combines a proportional term with a derivative term. "
+        "The proportional term alone makes the joint ring like a spring. "
+        "Many robots run the loop at one kilohertz on the motor driver. "
+        "Damping comes from the derivative term, which opposes the joint's velocity.", "pd", 0.6)
     assert draft.quotes[0] == "A PD loop combines a proportional term with a derivative term."
     assert draft.quotes[1] == ("Damping comes from the derivative term, which opposes the "
                                "joint's velocity.")  # adds "damping", not just more "PD loop"
@@ -347,13 +353,11 @@ def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_
 def test_the_drafts_text_reads_in_that_order_while_its_quotes_stay_lead_first(embedder) -> None:
     """Through extractive_draft(): the answer text follows reading_order(), the quotes and their
     probabilities (what the confidence and the "Why this answer" table use) the lead first."""
-    text = ("The zero moment point, or ZMP, was introduced by Miomir Vukobratović in the late "
-            "1960s. It is defined as the point on the ground about which the horizontal "
-            "components of the moment produced by gravity and inertia are zero.")
-    question = "What is the zero moment point on the ground where the moment is zero?"
-    draft = extractive_draft(question, [make_hit(text, "zmp", 0.9)],
-                             query_vector=embedder.embed_query(question),
-                             embed=embedder.embed_documents, max_sentences=2)
+    draft = two_unit_draft(
+        embedder, "What is the zero moment point on the ground where the moment is zero?",
+        "The zero moment point, or ZMP, was introduced by Miomir Vukobratović in the late 1960s. "
+        "It is defined as the point on the ground about which the horizontal components of the "
+        "moment produced by gravity and inertia are zero.", "zmp", 0.9)
     assert len(draft.quotes) == 2 and draft.quotes[0].startswith("It is defined")
     assert draft.supports[0] >= draft.supports[1]
     assert draft.text.index("The zero moment point") < draft.text.index("It is defined")
