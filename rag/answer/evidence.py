@@ -23,6 +23,7 @@ import numpy as np
 from rag.answer.shape import defines
 from rag.book.quiz import Quiz, heading_ask
 from rag.book.sentences import split_section
+from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.providers.base import Embedder
 from rag.types import Hit
@@ -64,9 +65,9 @@ def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subject: str
     found its entry 35th of 82 and quoted the commands that clone Isaac ROS instead."""
     if not subject or table is None or not table.texts:
         return sources
-    key = subject.lower()
-    defining = {table.keys[r] for r, text in enumerate(table.texts)
-                if key in text[:len(key) + 25].lower() and defines(text, subject)}
+    terms = frozenset(tokenize(subject))  # a unit without them cannot define it
+    defining = {table.keys[r] for r, stems in enumerate(table.token_sets)
+                if terms <= stems and defines(table.texts[r], subject)}
     have = {h.chunk.section_key for h in sources if h.chunk.source == "book"}
     if not defining or have & defining:
         return sources

@@ -1,38 +1,36 @@
 """Stage 3, offline: an answer made of the book's own sentences, each cited (nothing invented).
 
-Evidence is sentence-level: every quotable unit (rag.book.sentences) of the top sections — all of
-a section's text, not only the chunk retrieval kept — plus the other sections that passed the
+Evidence is sentence-level: every quotable unit (rag.book.sentences) of the top sections — all of a
+section's text, not only the chunk retrieval kept — plus the other sections that passed the
 threshold, scored against the question by meaning (sentence vectors kept with the index), by the
 question's rarer words, by the shape of answer the question wants (rag.answer.shape) and by the
 section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). A unit that answers a question the book itself asks (a review question,
-a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself
-and that question. The best unit leads; up to two more that also score well follow, from
-near it in its section or, when nothing there comes close, from another section (a lead that
-leans on the sentence before it, "It is defined as ...", reads after that one when it is quoted
-too: reading_order()). A unit that restates the reader's problem ("Symptom: ...") or points
-elsewhere ("Related: ...", "🎓 View Full Capstone Details: ...", "In the next lesson, we'll
-explore ...") is not quoted while there is any other: in a troubleshooting entry it took the
-place of the fix (Physical AI
-answers holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor
-is an entry of a reference list, unless the question asks for reading: its title holds the
-question's words, not its answer (development sets unchanged at 184 of 298 right, one answer
-right by a title's words now refused, one that asked for the paper to cite now right).
-When no unit supports the question, or the best is weak and the quotes hold little of what the
-question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
-nearby sentence is not an answer; unless retrieval's first section is very close in meaning to
-the question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. A
-question that asks for a measured quantity (a payload, a torque, a year: rag.answer.quantity) is
-answered only by quotes that state one of that kind: led by the likeliest unit that does, if any
-reaches the support floor, or else refused, naming what the passages do not give; "What is X?"
-by the likeliest unit that defines X, if the best does not and one is there. The
-draft's generation confidence is the probability that the answer is right, from the best unit's
-probability, its lead over the runner-up, the share of the evidence the answer leaves unquoted,
-whether the question asks for a number or a definition, how much of the question the quotes
-cover, whether the leading unit is in retrieval's first section and whether it came closer
-through the book's own question (rag.answer.correctness); it is the answer's whole confidence
-score. The units that scored next are kept with the draft (Draft.more) and shown under the
-answer as more from the book; under a refusal, the units that came closest, as what the book
+a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself and
+that question. The best unit leads; up to two more that also score well follow, from near it in its
+section or, when nothing there comes close, from another section (a lead that leans on the sentence
+before it, "It is defined as ...", reads after that one when it is quoted too: reading_order()). A
+unit that restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...", "🎓
+View Full Capstone Details: ...", "In the next lesson, we'll explore ...") is not quoted while
+there is any other: in a troubleshooting entry it took the place of the fix (Physical AI answers
+holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor is an entry of
+a reference list, unless the question asks for reading: its title holds the question's words, not
+its answer (development sets unchanged at 184 of 298 right, one answer right by a title's words now
+refused, one that asked for the paper to cite now right). When no unit supports the question, or
+the best is weak and the quotes hold little of what the question asks (its topic, not its answer),
+the draft says the excerpts do not cover it: a nearby sentence is not an answer; unless retrieval's
+first section is very close in meaning to the question (CLOSE_SECTION), where a weak best unit
+means the reader words it otherwise. A question that asks for a measured quantity (a payload, a
+torque, a year: rag.answer.quantity) is answered only by quotes that state one of that kind: led by
+the likeliest unit that does, if any reaches the support floor, or else refused, naming what the
+passages do not give; "What is X?" by the likeliest unit that defines X, if the best does not and
+one is there. The draft's generation confidence is the probability that the answer is right, from
+the best unit's probability, its lead over the runner-up, the share of the evidence the answer
+leaves unquoted, whether the question asks for a number or a definition, how much of the question
+the quotes cover, whether the leading unit is in retrieval's first section and whether it came
+closer through the book's own question (rag.answer.correctness); it is the answer's whole
+confidence score. The units that scored next are kept with the draft (Draft.more) and shown under
+the answer as more from the book; under a refusal, the units that came closest, as what the book
 says nearest to the question (not an answer).
 """
 
@@ -104,13 +102,11 @@ MORE, MORE_SHARE = 3, 0.1
 LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|reading|publish(?:ed)?|"
                           r"authors?|wrote|articles?|literature|bibliography)\b|"
                           r"\bread (?:about|more|up)\b", re.I)
-
 # A leading unit that opens on a word pointing back at the sentence before it reads after that
 # sentence when the answer quotes it too, LEANS_ON units or fewer before it (reading_order()).
 PRONOUN_LEAD = re.compile(r"^\W*(?:it|its|this|these|that|those|they|their|such|he|she|his|her"
                           r")\b(?! (?:is|are) (?:why|how|what|where|when)\b)", re.I)
 LEANS_ON = 2
-
 Embed = Callable[[list[str]], np.ndarray]
 
 
@@ -193,24 +189,22 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     probabilities = unit_probabilities(features)
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
-    chosen = choose(scored, max(1, max_sentences), question)
+    count = max(1, max_sentences)
+    chosen = choose(scored, count, question)
     opening = chosen[0].unit.text
-    if subject and not (defines(opening, subject) or expands(opening, question)) and (defining := [
-            s for s in quotable_units(scored, question) if s.unit.kind != COMMAND and
-            s.probability >= SUPPORT_FLOOR and defines(s.unit.text, subject)]):
+    if subject and not (defines(opening, subject) or expands(opening, question)):
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
-        chosen = choose(scored, max(1, max_sentences), question, likeliest(defining))
-    best, covered = chosen[0].probability, coverage(idf, chosen)
+        chosen = led_by(scored, count, question, lambda u: u.kind != COMMAND and
+                        defines(u.text, subject)) or chosen
     asked = quantity.asked_quantities(question)
     if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
-        stating = [s for s in quotable_units(scored, question) if s.probability >= SUPPORT_FLOOR and
-                   not quantity.missing(asked, [s.unit.text])]
-        if not stating:
-            return _refusal(sources, best, scored, missing)
-        chosen = choose(scored, max(1, max_sentences), question, likeliest(stating))
-        best, covered = chosen[0].probability, coverage(idf, chosen)
+        stated = led_by(scored, count, question, lambda u: not quantity.missing(asked, [u.text]))
+        if stated is None:
+            return _refusal(sources, chosen[0].probability, scored, missing)
+        chosen = stated
+    best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
     if weak and sources[0].dense < CLOSE_SECTION:
         return _refusal(sources, best, scored)
@@ -228,14 +222,22 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   more_units(scored, chosen))
 
 
+def led_by(scored: list[Scored], count: int, question: str,
+           wanted: Callable[[EvidenceUnit], bool]) -> list[Scored] | None:
+    """choose()'s quotes led by the likeliest quotable unit that reaches the support floor and
+    is `wanted` (states the asked quantity, defines the asked subject); None without one."""
+    stating = [s for s in quotable_units(scored, question)
+               if s.probability >= SUPPORT_FLOOR and wanted(s.unit)]
+    return choose(scored, count, question, likeliest(stating)) if stating else None
+
+
 def reading_order(chosen: list[Scored]) -> list[Scored]:
     """The quotes as the answer reads them: the leading unit first, unless it leans on the
     sentence before it ("It is defined as the point on the ground ...", PRONOUN_LEAD) and a
     quote stands just before it in its section (within LEANS_ON units): that quote goes first.
-    The quotes and their probabilities stay lead first (Draft.quotes, Draft.supports). Steps
-    and troubleshooting entries keep the lead first too: read in the book's order, "How much
-    free disk space should I have?" opened on "Ubuntu 22.04 LTS installed" and "permission
-    denied" with another problem's fix."""
+    The quotes and their probabilities stay lead first (Draft.quotes, Draft.supports). Steps and
+    fixes keep their lead first: in the book's order, "How much free disk space should I have?"
+    opened on "Ubuntu 22.04 LTS installed", "permission denied" on another problem's fix."""
     lead, rest = chosen[0], chosen[1:]
     before = [s for s in rest if s.unit.source == lead.unit.source and
               0 < lead.unit.position - s.unit.position <= LEANS_ON]

@@ -85,7 +85,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
     lead_in = ""  # the previous line, when it ended in ':' (it may introduce a command)
     leads: list[tuple[int, Unit]] = []  # paragraphs' closing lead-ins, where they stood
     label = ""  # the last paragraph's closing sentence, when it ends in ':' (it heads a list)
-    title = NUMBERED_LABEL_RE.sub("", clean_inline(heading))  # the heading (or bold line) above
+    title = _unnumbered(heading)  # the heading (or bold line) right above a list
 
     def flush() -> None:
         nonlocal block, label, title
@@ -127,8 +127,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             lead_in, label, title, i = "", "", "", end + 1
             continue
         stripped = line.strip()
-        # "2. Check it:" and "**2. Check it**:" -> "Check it:"
-        lead = NUMBERED_LABEL_RE.sub("", clean_inline(ITEM_RE.sub("", stripped, count=1)))
+        lead = _unnumbered(ITEM_RE.sub("", stripped, count=1))  # "2. Check it:" -> "Check it:"
         if stripped:  # a blank line between "Verify installation:" and its command keeps it
             lead_in = lead if lead.endswith(":") and len(lead.split()) <= 12 else ""
         if stripped.startswith("|"):
@@ -149,8 +148,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
             flush()
             close_list()
             header, label = [], ""
-            title = "" if RULE_RE.match(line) else \
-                NUMBERED_LABEL_RE.sub("", clean_inline(line.lstrip(" #")))
+            title = "" if RULE_RE.match(line) else _unnumbered(line.lstrip(" #"))
         elif ITEM_RE.match(line):
             flush()
             raw = ITEM_RE.sub("", line, count=1)
@@ -259,6 +257,12 @@ def _item_parts(item: str, name: str) -> list[str]:
                               not part.endswith((":", "?"))):
             parts.append(part)
     return parts
+
+
+def _unnumbered(text: str) -> str:
+    """Inline markdown cleaned and a label's own numbering dropped: "**2. Check it**:" ->
+    "Check it:"."""
+    return NUMBERED_LABEL_RE.sub("", clean_inline(text))
 
 
 def sentences_of(text: str) -> list[str]:
