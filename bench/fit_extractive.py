@@ -6,8 +6,8 @@ scores them), and a unit is labelled 1 when it contains one of the key facts. Fe
 standardised before the L2-regularised logistic regression, so the penalty does not depend on
 a feature's scale; the printed weights are mapped back to raw features. The model is fitted on
 one book's set and scored on the other's, then on both; printed per set: top-1 (the best unit
-holds a fact), answer accuracy (the units extractive.choose() quotes hold every key fact and the
-best one clears the support floor) and the AUROC of the best unit's probability for right vs
+holds a fact), answer accuracy (the units rag.answer.quotes.choose() picks hold every key fact
+and the best one clears the support floor) and the AUROC of the best unit's probability for right vs
 wrong answers. The printed WEIGHTS/BIAS go into unit_scoring.py.
 
     python bench/fit_extractive.py [--c 0.05] [--anatomy] [--development]
@@ -44,7 +44,7 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 import rag  # noqa: E402,F401
 from bench.labelled_sets import BOOKS, DEVELOPMENT, sets_of  # noqa: E402
 from rag.answer.evidence import gather_sources, source_units  # noqa: E402
-from rag.answer.extractive import MAX_WORDS, SUPPORT_FLOOR, Scored, choose  # noqa: E402
+from rag.answer.quotes import MAX_WORDS, SUPPORT_FLOOR, Scored, choose  # noqa: E402
 from rag.answer.unit_scoring import (  # noqa: E402
     BIAS,
     FEATURES,
@@ -125,7 +125,7 @@ def auroc(scores: list[float], right: list[bool]) -> float:
 
 
 def answer(q: dict, p: np.ndarray) -> tuple[list[Scored], bool]:
-    """The units extractive.choose() quotes with these unit probabilities, and whether they
+    """The units rag.answer.quotes.choose() picks with these unit probabilities, and whether they
     answer: the best clears the support floor and together they hold every key fact."""
     scored = [Scored(u, round(float(v), 6), frozenset(s))
               for u, v, s in zip(q["units"], p, q["stems"], strict=True)]

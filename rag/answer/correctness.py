@@ -18,7 +18,7 @@ raised the AUROC from 0.639 / 0.789 (sample / Physical AI) to 0.655 / 0.816, als
 one book and scored on the other (0.638 -> 0.653, 0.781 -> 0.816); the specific-question input
 to 0.681 / 0.831 (fitted on the other book: 0.679 / 0.833), the calibration error 0.074 / 0.078
 -> 0.063 / 0.064. Refit after a unit from another section could join an answer more easily
-(rag.answer.extractive.choose; two more Physical AI answers right, both with low scores): AUROC
+(rag.answer.quotes.choose; two more Physical AI answers right, both with low scores): AUROC
 0.686 / 0.804, calibration error 0.057 / 0.056. Refit after the key-fact audit of 2026-11-23
 (five sample and four Physical AI answers that state the book's answer in another of its wordings
 now count as right, 53 / 44 in all): AUROC 0.685 / 0.755, calibration error 0.048 / 0.055. The

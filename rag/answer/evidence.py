@@ -1,12 +1,13 @@
 """The evidence an extractive answer may quote: which sections (sources), and their units.
 
 Sources are the selected hits, then sections that passed the threshold but fell outside top-k
-(the section that answers is often ranked 6th or 7th), and for "What is X?" a candidate section
-that defines X when no source does (a glossary's entry ranks low: with_definitions); each source
-is one section, cited by its best chunk. Units come from the index's sentence table when it has
-the section, else from the chunk's own text (a pasted selection, or an index built before
-sentence vectors were kept). A unit that answers one of the book's review questions, or sits
-under a heading that asks one (rag.book.quiz), comes with that question's vector too.
+(the section that answers is often ranked 6th or 7th), and for "What is X?" (or "How is X
+different from Y?") a candidate section that defines X when no source does (a glossary's
+entry ranks low: with_definitions); each source is one section, cited by its best chunk.
+Units come from the index's sentence table when it has the section, else from the chunk's own
+text (a pasted selection, or an index built before sentence vectors were kept). A unit that
+answers one of the book's review questions, or sits under a heading that asks one
+(rag.book.quiz), comes with that question's vector too.
 """
 
 from __future__ import annotations
@@ -56,28 +57,32 @@ def gather_sources(hits: Sequence[Hit], candidates: Sequence[Hit] = (),
     return sources
 
 
-def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subject: str,
+def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Sequence[str],
                      table: SentenceTable | None, limit: int = MAX_DEFINING) -> list[Hit]:
-    """`sources` and, after them, up to `limit` more: the best chunk of each candidate section
-    that holds a unit defining `subject` (rag.answer.shape.defines: "Isaac ROS: NVIDIA's
-    hardware-accelerated ROS 2 packages ..."), when no source holds one. A glossary's section
-    lists dozens of terms, so its chunks rank low for any one of them: "What is Isaac ROS?"
-    found its entry 35th of 82 and quoted the commands that clone Isaac ROS instead."""
-    if not subject or table is None or not table.texts:
+    """`sources` and, after them, up to `limit` more for each of the `subjects` no source
+    defines: the best chunk of each candidate section that holds a unit defining it
+    (rag.answer.shape.defines: "Isaac ROS: NVIDIA's hardware-accelerated ROS 2 packages ...").
+    A glossary's section lists dozens of terms, so its chunks rank low for any one of them:
+    "What is Isaac ROS?" found its entry 35th of 82 and quoted the commands that clone Isaac
+    ROS instead. Subjects are what "What is X?" asks, or the two things a question compares."""
+    if table is None or not table.texts:
         return sources
-    terms = frozenset(tokenize(subject))  # a unit without them cannot define it
-    defining = {table.keys[r] for r, stems in enumerate(table.token_sets)
-                if terms <= stems and defines(table.texts[r], subject)}
     have = {h.chunk.section_key for h in sources if h.chunk.source == "book"}
-    if not defining or have & defining:
-        return sources
     extra: list[Hit] = []
-    for hit in candidates:
-        section = hit.chunk.section_key
-        if hit.chunk.source == "book" and section in defining and section not in have:
-            have.add(section)
-            extra.append(hit)
-    return [*sources, *extra[:limit]]
+    for subject in filter(None, subjects):
+        terms = frozenset(tokenize(subject))  # a unit without them cannot define it
+        defining = {table.keys[r] for r, stems in enumerate(table.token_sets)
+                    if terms <= stems and defines(table.texts[r], subject)}
+        if have & defining:
+            continue
+        added = 0
+        for hit in candidates:
+            if added < limit and hit.chunk.source == "book" and \
+                    hit.chunk.section_key in defining - have:
+                have.add(hit.chunk.section_key)
+                extra.append(hit)
+                added += 1
+    return [*sources, *extra]
 
 
 def source_units(sources: Sequence[Hit], table: SentenceTable | None,

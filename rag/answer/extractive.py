@@ -7,59 +7,72 @@ question's rarer words, by the shape of answer the question wants (rag.answer.sh
 section's retrieval score, combined by a model fitted on labelled questions
 (rag.answer.unit_scoring). A unit that answers a question the book itself asks (a review question,
 a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself and
-that question. The best unit leads; up to two more that also score well follow, from near it in its
-section or, when nothing there comes close, from another section (a lead that leans on the sentence
-before it, "It is defined as ...", reads after that one when it is quoted too: reading_order()). A
-unit that restates the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...", "🎓
-View Full Capstone Details: ...", "In the next lesson, we'll explore ...") is not quoted while
-there is any other: in a troubleshooting entry it took the place of the fix (Physical AI answers
-holding every key fact 44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor is an entry of
-a reference list, unless the question asks for reading: its title holds the question's words, not
-its answer (development sets unchanged at 184 of 298 right, one answer right by a title's words now
-refused, one that asked for the paper to cite now right). When no unit supports the question, or
-the best is weak and the quotes hold little of what the question asks (its topic, not its answer),
-the draft says the excerpts do not cover it: a nearby sentence is not an answer; unless retrieval's
-first section is very close in meaning to the question (CLOSE_SECTION), where a weak best unit
-means the reader words it otherwise. A question that asks for a measured quantity (a payload, a
-torque, a year: rag.answer.quantity) is answered only by quotes that state one of that kind: led by
-the likeliest unit that does, if any reaches the support floor, or else refused, naming what the
-passages do not give; "What is X?" by the likeliest unit that defines X, if the best does not and
-one is there. The draft's generation confidence is the probability that the answer is right, from
-the best unit's probability, its lead over the runner-up, the share of the evidence the answer
-leaves unquoted, whether the question asks for a number or a definition, how much of the question
-the quotes cover, whether the leading unit is in retrieval's first section and whether it came
-closer through the book's own question (rag.answer.correctness); it is the answer's whole
-confidence score. The units that scored next are kept with the draft (Draft.more) and shown under
-the answer as more from the book; under a refusal, the units that came closest, as what the book
-says nearest to the question (not an answer).
+that question. Which units are quoted, and in what order, is rag.answer.quotes: the best unit
+leads, up to two more that also score well follow, from near it in its section or from another
+section. A unit that restates the reader's problem ("Symptom: ...") or points elsewhere ("Related:
+...", "In the next lesson, we'll explore ...") is not quoted while there is any other: in a
+troubleshooting entry it took the place of the fix (Physical AI answers holding every key fact 44
+-> 45 of 64, the sample book's unchanged at 53 of 87). Nor is an entry of a reference list, unless
+the question asks for reading: its title holds the question's words, not its answer (development
+sets unchanged at 184 of 298 right, one answer right by a title's words now refused, one that asked
+for the paper to cite now right). When no unit supports the question, or the best is weak and the
+quotes hold little of what the question asks (its topic, not its answer), the draft says the
+excerpts do not cover it: a nearby sentence is not an answer; unless retrieval's first section is
+very close in meaning to the question (CLOSE_SECTION), where a weak best unit means the reader
+words it otherwise. A question that asks for a measured quantity (a payload, a torque, a year:
+rag.answer.quantity) is answered only by quotes that state one of that kind: led by the likeliest
+unit that does, if any reaches the support floor, or else refused, naming what the passages do not
+give; "What is X?" by the likeliest unit that defines X, if the best does not and one is there;
+"What's the difference between X and Y?" by the book's definitions of X and of Y, when it defines
+both (refused before, as each alone scored low against a question naming two things: development
+answers holding every key fact 186 -> 190 of 298, no other answer worse). The draft's generation
+confidence is the probability that the answer is right, from the best unit's probability, its lead
+over the runner-up, the share of the evidence the answer leaves unquoted, whether the question asks
+for a number or a definition, how much of the question the quotes cover, whether the leading unit
+is in retrieval's first section and whether it came closer through the book's own question
+(rag.answer.correctness); it is the answer's whole confidence score. The units that scored next are
+kept with the draft (Draft.more) and shown under the answer as more from the book; under a refusal,
+the units that came closest, as what the book says nearest to the question (not an answer).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from rag.answer import quantity
 from rag.answer.correctness import answer_probability
-from rag.answer.evidence import EvidenceUnit, gather_sources, source_units, with_definitions
+from rag.answer.evidence import gather_sources, source_units, with_definitions
 from rag.answer.llm import NOT_COVERED_SENTENCE
-from rag.answer.shape import asks_specific, defines, detour, expands, question_subject
+from rag.answer.quotes import (
+    SUPPORT_FLOOR,
+    Scored,
+    choose,
+    defined_pair,
+    led_by,
+    quotable_units,
+    reading_order,
+)
+from rag.answer.shape import (
+    asks_specific,
+    compared_subjects,
+    defines,
+    expands,
+    question_subject,
+)
 from rag.answer.unit_scoring import (
     idf_weights,
     unit_cosines,
     unit_features,
     unit_probabilities,
 )
-from rag.book.sentences import CITATION_RE, COMMAND, ROW
+from rag.book.sentences import COMMAND
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.types import Draft, Hit
 
 EXTRACTIVE = "extractive"
-SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: refuse
 # A best unit under WEAK_SUPPORT whose quotes hold under COVERAGE_FLOOR of the question's terms
 # (weighted by rarity: coverage()) names the question's topic, not its answer: "How much does a
 # Velodyne VLP-16 weigh?" quoted "3D LIDAR: Full 360° scanning (e.g., Velodyne, Ouster)". On the
@@ -76,18 +89,6 @@ COVERAGE_FLOOR, WEAK_SUPPORT = 0.25, 0.25
 # out-of-scope ones (11 of 93); any cut from 0.58 to 0.62 gives the same, 0.50 one more false
 # answer. On the held-out set it answered 2 more questions, neither right (10 of 30 either way).
 CLOSE_SECTION = 0.6
-# A unit near the best one (same section, within NEAR units) may join it from this share of the
-# best probability, one elsewhere from FAR_RELATIVE; among those, the next unit is the one whose
-# probability times (1 + COVERAGE x the share of the question's terms it adds) is highest, so
-# the second part of "what is X and why Y?" gets its sentence. Chosen on the labelled sets:
-# without coverage 0.437 / 0.500 of answers held every key fact, with it 0.529 / 0.547, and
-# nearby values (COVERAGE 3-5, EXTRA 0.10-0.15, NEAR 4-6) differ by under 0.03. A unit elsewhere
-# counts FAR_DISCOUNT of its score: it joins when nothing near the best unit comes close, as
-# when the book answers "what physics engine does Unity use, and how does it talk to ROS?" in two
-# chapters. With FAR_RELATIVE 0.9 and no discount (the former rule) 48/87 and 38/64 held every key
-# fact; with any FAR_RELATIVE 0.2-0.5 and FAR_DISCOUNT 0.3-0.5, 48/87 and 40/64.
-EXTRA_RELATIVE, FAR_RELATIVE, NEAR, COVERAGE, FAR_DISCOUNT = 0.15, 0.40, 6, 3.0, 0.40
-MAX_WORDS = 110  # 1-3 units, but never a wall of text
 # Under an answer, the MORE units that scored next (not quoted, nor inside a quote) are shown as
 # more from the book, not as part of the answer, unless under MORE_SHARE of the leading unit's
 # probability. On the development sets the answer holds every key fact for 177 of 298
@@ -95,73 +96,9 @@ MAX_WORDS = 110  # 1-3 units, but never a wall of text
 # unit that holds a fact 4th to 6th). Showing no unit under a tenth of the lead's probability
 # costs none of them (2.8 units shown on average instead of 3); a fifth costs 6.
 MORE, MORE_SHARE = 3, 0.1
-# A question that asks for reading: only then is an entry of a reference list ("Tobin, J., et al.
-# (2017). "Domain randomization ..." IROS.") an answer; to "What kind of training data do VLA
-# models need?" it is a title with the question's words in it.
-# ("sources" and a bare "read" are left out: "sources of noise", "read the IMU").
-LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|reading|publish(?:ed)?|"
-                          r"authors?|wrote|articles?|literature|bibliography)\b|"
-                          r"\bread (?:about|more|up)\b", re.I)
-# A leading unit that opens on a word pointing back at the sentence before it reads after that
-# sentence when the answer quotes it too, LEANS_ON units or fewer before it (reading_order()).
-PRONOUN_LEAD = re.compile(r"^\W*(?:it|its|this|these|that|those|they|their|such|he|she|his|her"
-                          r")\b(?! (?:is|are) (?:why|how|what|where|when)\b)", re.I)
-LEANS_ON = 2
 Embed = Callable[[list[str]], np.ndarray]
 
 
-@dataclass(frozen=True)
-class Scored:
-    unit: EvidenceUnit
-    probability: float  # that this unit holds the answer (rag.answer.unit_scoring)
-    stems: frozenset[str]  # the unit's terms, as the question's are compared with them
-
-
-def quotable_units(scored: list[Scored], question: str = "") -> list[Scored]:
-    """The units an answer may quote: not one that restates the reader's problem ("Symptom:
-    ...", "Issue: ...") or points elsewhere ("Related: ...", "See ..."), nor an entry of a
-    reference list unless the `question` asks for reading (LITERATURE_Q), while there is any
-    other. A table row is quotable whatever its first cell ("Duration: Topics Continuous; ...")."""
-    papers = bool(LITERATURE_Q.search(question))
-    kept = [s for s in scored if (s.unit.kind == ROW or not detour(s.unit.text)) and
-            (papers or not CITATION_RE.match(s.unit.text))]
-    return kept or scored
-
-
-def likeliest(scored: list[Scored]) -> Scored:
-    """The most probable unit; of equals, the first in retrieval's order and the book's."""
-    return max(scored, key=lambda s: (s.probability, -s.unit.source, -s.unit.position))
-
-
-def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | None = None
-           ) -> list[Scored]:
-    """The best unit (or `lead`), then up to max_units - 1 more that are close to it (in its
-    section, or likely enough elsewhere, where nothing near it comes close), preferring those
-    that cover what the others leave out of the question; best first, the rest in book order.
-    Only quotable_units() are chosen."""
-    terms = set(tokenize(question))
-    scored = quotable_units(scored, question)
-    best = lead or likeliest(scored)
-    chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
-    while len(chosen) < max_units:
-        options = []
-        for s in scored:
-            near = s.unit.source == best.unit.source and \
-                abs(s.unit.position - best.unit.position) <= NEAR
-            share = EXTRA_RELATIVE if near else FAR_RELATIVE
-            if s in chosen or s.probability < best.probability * share or \
-                    size + len(s.unit.text.split()) > MAX_WORDS:
-                continue
-            gain = len((s.stems & terms) - covered) / max(len(terms), 1)
-            options.append((s.probability * (1 + COVERAGE * gain) * (1 if near else FAR_DISCOUNT),
-                            -s.unit.source, -s.unit.position, s))
-        if not options:
-            break
-        pick = max(options, key=lambda o: o[:3])[3]
-        chosen.append(pick)
-        covered |= pick.stems & terms
-        size += len(pick.unit.text.split())
-    return [chosen[0], *sorted(chosen[1:], key=lambda s: (s.unit.source, s.unit.position))]
 
 
 def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hit] = (),
@@ -172,8 +109,10 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     `table` holds the book's sentence vectors; units of a source without rows there (a pasted
     selection, an index built before sentence vectors) are embedded with `embed`, or scored by
     words alone when the question has no vector (the embedder is down)."""
-    subject = question_subject(question)  # "What is X?": X, else ""
-    sources = with_definitions(gather_sources(hits, candidates), candidates, subject, table)
+    compared = compared_subjects(question)  # "How is X different from Y?": (X, Y), else ()
+    subject = "" if compared else question_subject(question)  # "What is X?": X, else ""
+    sources = with_definitions(gather_sources(hits, candidates), candidates,
+                               compared or (subject,), table)
     units, vectors, asked = source_units(sources, table,
                                          embed if query_vector is not None else None)
     if not units:
@@ -192,7 +131,9 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     count = max(1, max_sentences)
     chosen = choose(scored, count, question)
     opening = chosen[0].unit.text
-    if subject and not (defines(opening, subject) or expands(opening, question)):
+    if pair := defined_pair(scored, compared, question):
+        chosen = pair
+    elif subject and not (defines(opening, subject) or expands(opening, question)):
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
         chosen = led_by(scored, count, question, lambda u: u.kind != COMMAND and
@@ -206,7 +147,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         chosen = stated
     best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
-    if weak and sources[0].dense < CLOSE_SECTION:
+    if weak and sources[0].dense < CLOSE_SECTION and not pair:
         return _refusal(sources, best, scored)
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
@@ -222,29 +163,6 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   more_units(scored, chosen))
 
 
-def led_by(scored: list[Scored], count: int, question: str,
-           wanted: Callable[[EvidenceUnit], bool]) -> list[Scored] | None:
-    """choose()'s quotes led by the likeliest quotable unit that reaches the support floor and
-    is `wanted` (states the asked quantity, defines the asked subject); None without one."""
-    stating = [s for s in quotable_units(scored, question)
-               if s.probability >= SUPPORT_FLOOR and wanted(s.unit)]
-    return choose(scored, count, question, likeliest(stating)) if stating else None
-
-
-def reading_order(chosen: list[Scored]) -> list[Scored]:
-    """The quotes as the answer reads them: the leading unit first, unless it leans on the
-    sentence before it ("It is defined as the point on the ground ...", PRONOUN_LEAD) and a
-    quote stands just before it in its section (within LEANS_ON units): that quote goes first.
-    The quotes and their probabilities stay lead first (Draft.quotes, Draft.supports). Steps and
-    fixes keep their lead first: in the book's order, "How much free disk space should I have?"
-    opened on "Ubuntu 22.04 LTS installed", "permission denied" on another problem's fix."""
-    lead, rest = chosen[0], chosen[1:]
-    before = [s for s in rest if s.unit.source == lead.unit.source and
-              0 < lead.unit.position - s.unit.position <= LEANS_ON]
-    if not before or not PRONOUN_LEAD.match(lead.unit.text):
-        return chosen
-    return [*sorted(before, key=lambda s: s.unit.position), lead,
-            *(s for s in rest if s not in before)]
 
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE

@@ -115,6 +115,47 @@ def question_subject(question: str) -> str:
     return m.group(1).strip(" ?.,") if m else ""
 
 
+ARTICLE = r"(?:(?:an?|the)\s+)?"
+# "What's the difference between forward and inverse kinematics?" compares two things the book
+# may define one by one: "forward kinematics" (the word the two share goes to both), "inverse
+# kinematics". "... both MoveIt and Nav2 mentioned. What's the difference between them?"
+COMPARED_RE = (
+    re.compile(rf"\bdifferen(?:ce|ces) between {ARTICLE}(?P<a>[^?,;]+?) and {ARTICLE}"
+               r"(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
+    re.compile(rf"\bhow (?:is|are|does|do) {ARTICLE}(?P<a>[^?,;]+?) (?:differ(?:ent)?|"
+               rf"compared?) (?:from|to|with) {ARTICLE}(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
+    re.compile(rf"^\W*(?:what(?:'s| is| are)\s+)?{ARTICLE}(?P<a>[\w./+-]+(?: [\w./+-]+){{0,2}}) "
+               rf"(?:vs\.?|versus) {ARTICLE}(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
+    re.compile(rf"\bboth {ARTICLE}(?P<a>[^?,;.]+?) and {ARTICLE}(?P<b>[^?,;.]+?)"
+               r"(?: (?:mentioned|used|in|on)\b|[?,;.]).*\bdifferen(?:ce|t)\b.*\bthem\b", re.I))
+
+
+TRAILING_RE = re.compile(r"\s+(?:in|on|for|within|inside|when|while|during)\s.*$", re.I)
+PLAIN_RE = re.compile(r"^(?:ordinary|regular|normal|plain|standard|traditional|classic)\s+",
+                      re.I)  # "ordinary SLAM": the book's "SLAM"
+
+
+def compared_subjects(question: str) -> tuple[str, ...]:
+    """The two things a question compares ("difference between X and Y", "how is X different
+    from Y", "X vs Y"), each as the book would name it; () when it compares none. A word the
+    second names after its own qualifier is shared ("forward and inverse kinematics")."""
+    for pattern in COMPARED_RE:
+        if m := pattern.search(question):
+            a, b = (PLAIN_RE.sub("", TRAILING_RE.sub("", " ".join(m.group(g).split())))
+                    .strip(" .") for g in ("a", "b"))
+            if len(b.split()) > len(a.split()) and not ACRONYM_RE.fullmatch(a):
+                a = f"{a} {b.split()[-1]}"  # "forward and inverse kinematics"
+            return (a, b) if a and b and a.lower() != b.lower() else ()
+    return ()
+
+
+# What may stand before the subject of a definition: nothing, an article ("The ZMP is ..."), a
+# label ("In ROS 2 terms: URDF is ..."); not a word that qualifies it ("The delivery service
+# provides ...", "Path planner node: ...", "VSLAM: ..." for SLAM) or a clause it sits in
+# ("Always check if a service is available ...").
+OPENS_ON = re.compile(r"^(?:.*[:;,.)\]—–\"'-]\s*)?(?:(?:the|an?|this|these)\s+)?$", re.I | re.S)
+
+
 def defines(sentence: str, subject: str) -> bool:
     """The sentence opens with the subject and then defines it ("X is ...", "X: ...", "X (...")."""
     if not subject:
@@ -123,7 +164,7 @@ def defines(sentence: str, subject: str) -> bool:
         return True  # a label that names it: "Python Client Library (rclpy): Standard node ..."
     head = sentence[: len(subject) + 40].lower()
     at = head.find(subject.lower())
-    if at < 0 or at > 20:
+    if at < 0 or at > 20 or not OPENS_ON.search(head[:at]):
         return False
     rest = head[at + len(subject):].lstrip(" *)")
     return bool(re.match(r"(?:\(|:|—|–|-\s|is\b|are\b|refers\b|stands\b|means\b|provides\b)",

@@ -11,18 +11,12 @@ import pytest
 import yaml
 
 from rag.answer.evidence import EvidenceUnit, with_definitions
-from rag.answer.extractive import (
-    Scored,
-    choose,
-    coverage,
-    extractive_draft,
-    reading_order,
-    unquoted_share,
-)
+from rag.answer.extractive import coverage, extractive_draft, unquoted_share
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
+from rag.answer.quotes import Scored, choose, defined_pair, reading_order
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
-from rag.book.sentences import split_section
+from rag.book.sentences import COMMAND, split_section
 from rag.config import load_settings
 from rag.index.load import load_index
 from rag.index.sentences import SentenceTable
@@ -392,8 +386,63 @@ def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(emb
     assert draft.quotes[0] == "Rover SDK: The vendor's library of drivers and motion primitives " \
         "for the rover."
     assert draft.text.startswith(draft.quotes[0] + " [S2]")
-    assert with_definitions(list(hits), [entry], "", table) == hits  # no subject: no lookup
-    assert with_definitions(list(hits), [entry], "Rover SDK", None) == hits
+    assert with_definitions(list(hits), [entry], ("",), table) == hits  # no subject: no lookup
+    assert with_definitions(list(hits), [entry], ("Rover SDK",), None) == hits
+
+
+def glossary_draft(embedder, question: str, hits: list, entries: list):
+    """extractive_draft() over `hits` with `entries` as candidates that retrieval did not
+    select, every unit of both in the sentence table."""
+    units = [(h.chunk.section_key, u) for h in (*hits, *entries)
+             for u in split_section(h.chunk.text, h.chunk.section_title)]
+    table = SentenceTable([k for k, _ in units], [u.text for _, u in units],
+                          [u.kind for _, u in units], [u.block for _, u in units],
+                          embedder.embed_documents([u.text for _, u in units]))
+    return extractive_draft(question, hits, [*hits, *entries], table,
+                            embedder.embed_query(question), embedder.embed_documents)
+
+
+def test_a_comparison_is_answered_by_the_books_definitions_of_both_things(embedder) -> None:
+    """"What's the difference between forward and inverse kinematics?" was refused: each
+    glossary entry alone scored low against a question naming two things, and the chapter that
+    names both defines neither. The book defining both is the answer, in the question's order,
+    each from the section that defines it (with_definitions brings in both glossary pages)."""
+    chapter = ("Kinematics comes up in every arm lesson. Forward and inverse kinematics both "
+               "appear in the grasping lab, and both use the arm's joint angles.\n")
+    f_page = ("**Force Sensor**\n: Measures contact force.\n\n**Forward Kinematics**\n: "
+              "Calculating where the gripper is from the joint angles.\n")
+    i_page = ("**IMU**\n: Measures acceleration and rotation.\n\n**Inverse Kinematics**\n: "
+              "Calculating the joint angles that put the gripper at a target.\n")
+    hits = [make_hit(chapter, "arm", 0.9)]
+    entries = [dataclasses.replace(make_hit(text, name, 0.3), passed=False, selected=False,
+                                   rank=30 + n)
+               for n, (text, name) in enumerate(((f_page, "glossary-f"), (i_page, "glossary-i")))]
+    question = "What's the difference between inverse and forward kinematics?"
+    draft = glossary_draft(embedder, question, hits, entries)
+    assert draft.quotes == ("Inverse Kinematics: Calculating the joint angles that put the "
+                            "gripper at a target.", "Forward Kinematics: Calculating where the "
+                            "gripper is from the joint angles.")
+    assert [h.chunk.section_id for h in draft.sources] == ["arm", "glossary-i", "glossary-f"]
+    assert draft.text.startswith(draft.quotes[0] + " [S2] " + draft.quotes[1] + " [S3]")
+
+
+def test_a_pair_of_definitions_needs_both_and_prefers_the_likelier() -> None:
+    """defined_pair(): the likeliest quotable unit defining each thing, never a command; None
+    when the evidence defines only one (the answerer then ranks as it always has)."""
+    def unit(position: int, text: str, probability: float, kind: str = "prose") -> Scored:
+        return Scored(EvidenceUnit(0, position, text, kind, 0, ("Glossary",)), probability,
+                      frozenset())
+    capex = unit(0, "CapEx (Capital Expenditure): Upfront costs for equipment.", 0.05)
+    capex_total = unit(1, "CapEx: Total Cost $89,000", 0.02)
+    opex = unit(2, "OpEx (Operational Expenditure): Recurring costs.", 0.04)
+    run = unit(3, "OpEx: ros2 run cost_tracker report", 0.5, COMMAND)
+    other = unit(4, "Budgets are set each spring.", 0.3)
+    question = "What's the difference between CapEx and OpEx?"
+    compared = ("CapEx", "OpEx")
+    assert defined_pair([capex, capex_total, opex, run, other], compared, question) == \
+        [capex, opex]
+    assert defined_pair([capex, run, other], compared, question) is None
+    assert defined_pair([capex, opex], (), question) is None
 
 
 def test_a_unit_that_restates_the_problem_or_points_elsewhere_is_not_quoted() -> None:

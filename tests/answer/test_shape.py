@@ -12,6 +12,7 @@ from rag.answer.shape import (
     PROCEDURE,
     REASON,
     asks_specific,
+    compared_subjects,
     defines,
     detour,
     expands,
@@ -64,6 +65,16 @@ def test_definitions_and_acronyms():
     # a label that names it in brackets: the book's only definition of rclpy
     assert defines("Python Client Library (rclpy): Standard node creation, publishers", "rclpy")
     assert not defines("Nodes talk through topics (see rclpy): publishers", "rclpy")
+    # only an article, "this" or a label may stand before the subject: not a word that
+    # qualifies it, nor a clause it sits in
+    assert not defines("Configure and run VSLAM: Generate odometry estimates", "SLAM")
+    assert defines("SLAM (Simultaneous Localization and Mapping): Build maps", "SLAM")
+    assert not defines("The delivery service provides you continuous updates", "service")
+    assert not defines("Path planner node: Subscribes to sensor data", "node")
+    assert not defines("Always check if a service is available before calling it", "service")
+    assert defines("The ZMP is a property of the robot's motion", "ZMP")
+    assert defines("In ROS 2 terms: URDF is an XML format", "URDF")
+    assert defines("This actuator network is trained on real data", "actuator network")
     assert expands("Work with SDF (Simulation Description Format)", "What does SDF stand for?")
     assert expands("Unified Robot Description Format (URDF) is XML.", "What is URDF?")
     assert not expands("URDF files describe robots.", "What is URDF?")
@@ -93,3 +104,27 @@ def test_detours_point_elsewhere():
     assert detour("In the next lesson, we'll explore sim-to-real transfer techniques.")
     assert detour("This chapter develops the linear inverted pendulum and its time constant.")
     assert not detour("This chapter's robot weighs 45 kg.")
+
+
+def test_the_two_things_a_question_compares():
+    """Each as the book would name it: a word the two share goes to both, a qualifier the book
+    does not use ("ordinary") and the context after them ("in URDF") are dropped."""
+    cases = {
+        "What's the difference between forward and inverse kinematics?":
+            ("forward kinematics", "inverse kinematics"),
+        "When budgeting a lab, what's the difference between CapEx and OpEx?": ("CapEx", "OpEx"),
+        "How is visual SLAM different from ordinary SLAM?": ("visual SLAM", "SLAM"),
+        "How is a revolute joint different from a continuous joint in URDF?":
+            ("revolute joint", "continuous joint"),
+        "How do strict task hierarchies differ from weighted task priorities?":
+            ("strict task hierarchies", "weighted task priorities"),
+        "I keep seeing both MoveIt and Nav2 mentioned. What's the difference between them?":
+            ("MoveIt", "Nav2"),
+        "ROS 1 vs ROS 2?": ("ROS 1", "ROS 2"),
+    }
+    for question, subjects in cases.items():
+        assert compared_subjects(question) == subjects, question
+    for question in ("What is the difference between stop category 0, 1 and 2?",
+                     "What is a launch file?", "Why do humanoids fall?",
+                     "How many demonstrations does a narrow task need versus a general one?"):
+        assert compared_subjects(question) == (), question
