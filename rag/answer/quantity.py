@@ -17,7 +17,11 @@ weigh", "in what year ..."), not one that mentions it: "a torque sensor", "veloc
 "the weight shift", "How can I speed it up?" ask for no value. The kinds are those a spec sheet
 gives, which a book quotes rarely and a reader asks about often: speed, mass (payload, weight),
 torque, price, a model's parameter count, runtime on a battery, a frame or update rate (not a
-"success rate" or an "hourly rate"), a latency, memory or storage, a clock speed, power, a year.
+"success rate" or an "hourly rate"), a latency, memory or storage, a clock speed, power, a year,
+and a week, month or date for a question that asks when in a calendar or a course ("when in the
+year does it take place?", "when do I have to hand it in?"; not "when should I use X?"): on the
+development sets it turned two answers right ("CoRL ... (November)", "Module 2 (Weeks 6-7):
+Simulating sensors in Gazebo") and one wrong answer into a refusal, held-out answers unchanged.
 """
 
 from __future__ import annotations
@@ -95,6 +99,16 @@ QUANTITIES = (
               r"\b(?:in )?(?:what|which) year\b|"
               r"\bwhen was\b.*\b(?:founded|started|released|created|launched|introduced)\b",
               r"\b(?:1[6-9]|20)\d\d\b"),
+    _quantity("time (week, month, date)",
+              r"\bwhen in the (?:course|year|semester|term|quarter|programm?e?)\b|"
+              r"\bwhen (?:do|does|must|should|will) (?:i|we|you|it|they|students)\b.*\b(?:hand\b.*"
+              r"\bin|submit|turn\b.*\bin|due)\b|\bwhen is (?:it|the [\w-]+(?: [\w-]+)?) due\b|"
+              r"\bwhen (?:does|do|is|are) (?:it|they|the [\w-]+(?: [\w-]+)?) (?:take place|held|"
+              r"happen)\b|\b(?:in|during) (?:what|which) (?:week|month)\b|^\W*what (?:week|month|"
+              r"date|day)\b",
+              r"\bweeks?\s?\d|\bday\s?\d|\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|june|july|"
+              r"aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|(?-i:\bMay\b)|"
+              r"\b(?:1[6-9]|20)\d\d\b|\b(?:spring|summer|autumn|winter)\b|\bsemester \d"),
 )
 BY_KIND = {q.name.split(" (")[0]: q for q in QUANTITIES}
 

@@ -166,3 +166,36 @@ def test_rates_latencies_memory_clock_and_power(question, kinds) -> None:
 ])
 def test_a_rate_latency_memory_clock_or_power_is_stated(question, quote, missing) -> None:
     assert unstated(question, [quote]) == missing
+
+
+TIME = "time (week, month, date)"
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("When in the course do we get to simulate sensors in Gazebo?", [TIME]),
+    ("How much is the project worth, and when do I have to hand it in?", [TIME]),
+    ("Is there a robot learning conference, and when in the year does it take place?", [TIME]),
+    ("When is the capstone due?", [TIME]),
+    ("What week covers URDF?", [TIME]),
+    ("When should I use an action rather than a service?", []),  # a condition, not a time
+    ("What's the late penalty if I hand in the project after the deadline?", []),
+    ("What happens when a foot slides on a wet floor?", []),
+])
+def test_questions_that_ask_when_in_a_calendar_or_a_course(question, kinds) -> None:
+    """"When in the year does CoRL take place?" wants a month, "when do I hand it in?" a week:
+    a sentence that names the conference or the project without one is not the answer."""
+    assert [q.name for q in asked_quantities(question)] == kinds
+
+
+@pytest.mark.parametrize(("question", "quote", "missing"), [
+    ("When in the year does it take place?", "CoRL - Conference on Robot Learning (November)",
+     ()),
+    ("When in the year does it take place?", "RSS - Robotics Science and Systems (May)", ()),
+    ("When in the year does it take place?", "You may submit a paper to CoRL.", (TIME,)),
+    ("When is the project due?", "Due: End of Week 10", ()),
+    ("When in the course do we simulate sensors?", "Module 2 (Weeks 6-7): Simulating sensors",
+     ()),
+    ("When is the project due?", "Submit via the course portal.", (TIME,)),
+])
+def test_a_week_a_month_or_a_date_is_stated(question, quote, missing) -> None:
+    assert unstated(question, [quote]) == missing
