@@ -188,6 +188,9 @@ class Draft:
     # extractive refusal: the quantities the question asks a value of that the units it would
     # have quoted do not state, by name ("mass (kg, g, lb)"; rag.answer.quantity)
     unstated: tuple[str, ...] = ()
+    # extractive: the rule that chose other quotes than the likeliest units would be, in words
+    # ("the book's definition of "Isaac ROS""), or "" when none did
+    led_by: str = ""
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

@@ -129,22 +129,26 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     count = max(1, max_sentences)
-    chosen = choose(scored, count, question)
+    plain = chosen = choose(scored, count, question)
+    rule = ""  # why the quotes are not plain's, in words
     opening = chosen[0].unit.text
     if pair := defined_pair(scored, compared, question):
-        chosen = pair
-    elif subject and not (defines(opening, subject) or expands(opening, question)):
+        chosen, rule = pair, "the book's definitions of " + " and of ".join(
+            f'"{c}"' for c in compared) + ", the two things the question compares"
+    elif subject and not (defines(opening, subject) or expands(opening, question)) and (
+            defining := led_by(scored, count, question, lambda u: u.kind != COMMAND and
+                               defines(u.text, subject))):
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
-        chosen = led_by(scored, count, question, lambda u: u.kind != COMMAND and
-                        defines(u.text, subject)) or chosen
+        chosen, rule = defining, f'the book\'s definition of "{subject}"'
     asked = quantity.asked_quantities(question)
     if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
         stated = led_by(scored, count, question, lambda u: not quantity.missing(asked, [u.text]))
         if stated is None:
             return _refusal(sources, chosen[0].probability, scored, missing)
-        chosen = stated
+        chosen, rule = stated, "a unit that states the value the question asks for: " + \
+            ", ".join(missing)
     best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
     if weak and sources[0].dense < CLOSE_SECTION and not pair:
@@ -160,7 +164,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
-                  more_units(scored, chosen))
+                  more_units(scored, chosen), led_by=rule if chosen != plain else "")
 
 
 
@@ -207,12 +211,13 @@ def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            supports: tuple[float, ...], sources: Sequence[Hit], confidence: float | None,
            runner_up: float | None = None, unquoted: float | None = None,
            covered: float | None = None, asked: str | None = None,
-           more: tuple[tuple[str, int, float], ...] = (), unstated: tuple[str, ...] = ()
-           ) -> Draft:
+           more: tuple[tuple[str, int, float], ...] = (), unstated: tuple[str, ...] = (),
+           led_by: str = "") -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
                  runner_up=runner_up, unquoted=unquoted, coverage=covered, asked=asked,
-                 more=more, unstated=unstated, calibrated=runner_up is not None)
+                 more=more, unstated=unstated, led_by=led_by,
+                 calibrated=runner_up is not None)

@@ -386,6 +386,7 @@ def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(emb
     assert draft.quotes[0] == "Rover SDK: The vendor's library of drivers and motion primitives " \
         "for the rover."
     assert draft.text.startswith(draft.quotes[0] + " [S2]")
+    assert draft.led_by == 'the book\'s definition of "Rover SDK"' and alone.led_by == ""
     assert with_definitions(list(hits), [entry], ("",), table) == hits  # no subject: no lookup
     assert with_definitions(list(hits), [entry], ("Rover SDK",), None) == hits
 
@@ -424,6 +425,8 @@ def test_a_comparison_is_answered_by_the_books_definitions_of_both_things(embedd
                             "gripper is from the joint angles.")
     assert [h.chunk.section_id for h in draft.sources] == ["arm", "glossary-i", "glossary-f"]
     assert draft.text.startswith(draft.quotes[0] + " [S2] " + draft.quotes[1] + " [S3]")
+    assert draft.led_by == 'the book\'s definitions of "inverse kinematics" and of "forward ' \
+        'kinematics", the two things the question compares'  # shown in "Why this answer"
 
 
 def test_a_pair_of_definitions_needs_both_and_prefers_the_likelier() -> None:

@@ -136,6 +136,8 @@ def test_a_likely_unit_that_states_the_quantity_leads_instead_of_a_likelier_one(
         if not refused:
             assert draft.quotes == ("The arm lifts up to 11 kg at full reach.",)
             assert draft.runner_up == 0.9  # the model's own best, which states no mass
+            assert draft.led_by == "a unit that states the value the question asks for: " \
+                "mass (kg, g, lb)"
 
 
 @pytest.mark.parametrize(("question", "kinds"), [

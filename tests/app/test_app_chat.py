@@ -60,6 +60,23 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
 
 
+def test_why_this_answer_names_the_rule_that_chose_the_quotes(app):
+    """"What is the difference between the ZMP and the centre of pressure?" quotes the book's
+    definition of each, not the units likeliest on their own: "Why this answer" says so, and
+    says nothing of a rule when probability alone chose (the encoder question)."""
+    ask(app, "What is the difference between the ZMP and the centre of pressure?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    assert turn["answer_led_by"].startswith('the book\'s definitions of "ZMP" and of "centre')
+    why = next(e for e in app.expander if e.label == "Why this answer")
+    assert f"Chosen by a rule, not by probability alone: {turn['answer_led_by']}." in \
+        [c.value for c in why.caption]
+    ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
+    turn = app.session_state["_folio_history"].turns[-1]
+    assert turn["answer_led_by"] == ""
+    latest = [e for e in app.expander if e.label == "Why this answer"][-1]  # the second turn's
+    assert not any(c.value.startswith("Chosen by a rule") for c in latest.caption)
+
+
 def test_the_passages_that_scored_next_are_shown_under_the_answer(app):
     """More from the book: the three units the answerer ranked just below its quotes, each
     linked to its section; not part of the answer text."""

@@ -1,7 +1,7 @@
-"""What an offline answer was made from, as the chat's "Why this answer" and the audit
-explorer's drill-down both show it: the quoted units with the answerer's probability for each,
-the inputs of the confidence in words, and what a refusal found unstated. Reads the record's
-answer_* keys (rag.answer.record.EVIDENCE_KEYS)."""
+"""What an offline answer was made from, as the chat's "Why this answer" and the audit explorer's
+drill-down both show it: the quoted units with the answerer's probability for each, the inputs of
+the confidence in words, which rule chose the quotes when probability alone did not, and what a
+refusal found unstated. Reads the record's answer_* keys (rag.answer.record.EVIDENCE_KEYS)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def quoted_units(turn: dict) -> None:
                                     "quoted unit": "Quoted unit",
                                     "probability": st.column_config.NumberColumn(
                                         "Probability", format="%.3f", width="small")})
+        if led_by := turn.get("answer_led_by"):
+            st.caption(f"Chosen by a rule, not by probability alone: {led_by}.")
         runner_up = turn.get("answer_runner_up")
         if runner_up is not None:
             st.caption(confidence_caption(turn, turn.get("user_query_text", ""),
