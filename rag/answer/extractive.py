@@ -132,9 +132,10 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     plain = chosen = choose(scored, count, question)
     rule = ""  # why the quotes are not plain's, in words
     opening = chosen[0].unit.text
-    if pair := defined_pair(scored, compared, question):
-        chosen, rule = pair, "the book's definitions of " + " and of ".join(
-            f'"{c}"' for c in compared) + ", the two things the question compares"
+    if pair := defined_pair(scored, compared, question):  # read as asked, the likelier leads
+        chosen = sorted(pair, key=lambda s: -s.probability)  # the confidence and the quotes
+        rule = "the book's definitions of " + " and of ".join(f'"{c}"' for c in compared) + \
+            ", the two things the question compares"
     elif subject and not (defines(opening, subject) or expands(opening, question)) and (
             defining := led_by(scored, count, question, lambda u: u.kind != COMMAND and
                                defines(u.text, subject))):
@@ -159,7 +160,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     lead_asked = chosen[0].unit.asked if through_question[lead] else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked))
-    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in reading_order(chosen)]
+    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(chosen)]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
                   tuple(s.probability for s in chosen), sources,

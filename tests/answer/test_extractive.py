@@ -420,11 +420,13 @@ def test_a_comparison_is_answered_by_the_books_definitions_of_both_things(embedd
                for n, (text, name) in enumerate(((f_page, "glossary-f"), (i_page, "glossary-i")))]
     question = "What's the difference between inverse and forward kinematics?"
     draft = glossary_draft(embedder, question, hits, entries)
-    assert draft.quotes == ("Inverse Kinematics: Calculating the joint angles that put the "
-                            "gripper at a target.", "Forward Kinematics: Calculating where the "
-                            "gripper is from the joint angles.")
+    inverse = "Inverse Kinematics: Calculating the joint angles that put the gripper at a target."
+    forward = "Forward Kinematics: Calculating where the gripper is from the joint angles."
+    assert set(draft.quotes) == {inverse, forward}
     assert [h.chunk.section_id for h in draft.sources] == ["arm", "glossary-i", "glossary-f"]
-    assert draft.text.startswith(draft.quotes[0] + " [S2] " + draft.quotes[1] + " [S3]")
+    assert draft.text.startswith(f"{inverse} [S2] {forward} [S3]")  # as the question asks
+    # the quotes and their probabilities lead with the likelier, as the confidence reads them
+    assert list(draft.supports) == sorted(draft.supports, reverse=True)
     assert draft.led_by == 'the book\'s definitions of "inverse kinematics" and of "forward ' \
         'kinematics", the two things the question compares'  # shown in "Why this answer"
 
