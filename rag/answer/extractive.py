@@ -148,8 +148,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         stated = led_by(scored, count, question, lambda u: not quantity.missing(asked, [u.text]))
         if stated is None:
             return _refusal(sources, chosen[0].probability, scored, missing)
-        chosen, rule = stated, "a unit that states the value the question asks for: " + \
-            ", ".join(missing)
+        chosen, pair = stated, None
+        rule = "a unit that states the value the question asks for: " + ", ".join(missing)
     best, covered = chosen[0].probability, coverage(idf, chosen)
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
     if weak and sources[0].dense < CLOSE_SECTION and not pair:
