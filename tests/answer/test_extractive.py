@@ -14,10 +14,11 @@ from rag.answer.evidence import EvidenceUnit, with_definitions
 from rag.answer.extractive import coverage, extractive_draft, unquoted_share
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
-from rag.answer.quotes import Scored, choose, defined_pair, reading_order
+from rag.answer.quotes import Scored, choose, defined_pair, label_of, reading_order
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.book.sentences import COMMAND, split_section
 from rag.config import load_settings
+from rag.index.lexical import tokenize
 from rag.index.load import load_index
 from rag.index.sentences import SentenceTable
 from rag.retrieval.hybrid import retrieve
@@ -312,6 +313,27 @@ def test_a_unit_elsewhere_joins_only_when_nothing_near_the_best_comes_close() ->
     unlikely = scored_unit(2, 0, 0.15)  # under 0.4 of the best: never
     assert choose([best, unlikely], 3, "q") == [best]
     assert choose([best, near, far], 3, "q") == [best, near, far]  # the rest in book order
+
+
+def test_a_further_quote_under_the_same_label_that_adds_nothing_counts_less() -> None:
+    """Three "Implement pick-and-place: ..." items answered "what can I use for the arm, and
+    how often does the grasp have to work?": a quote that repeats a chosen one's label and adds
+    none of the question's words counts half, so the next label's item joins instead."""
+    question = "For the pick-and-place bonus, what can I use for the arm, and how often " \
+        "does the grasp have to work?"
+
+    def unit(position: int, text: str, probability: float) -> Scored:
+        return Scored(EvidenceUnit(0, position, text, "item", 0, ("Bonus",)), probability,
+                      frozenset(tokenize(text)))
+    plan = unit(4, "Implement pick-and-place: Plan arm trajectory to grasp position", 0.40)
+    execute = unit(5, "Implement pick-and-place: Execute grasp and place at target", 0.35)
+    required = unit(6, "Requirements: Successful grasp in at least 3/5 attempts", 0.25)
+    assert choose([plan, execute, required], 2, question) == [plan, required]
+    # one that adds a word of the question is no repeat
+    arm = unit(5, "Implement pick-and-place: Use MoveIt 2 to work the arm", 0.35)
+    assert choose([plan, arm, required], 2, question) == [plan, arm]
+    assert label_of("Requirements: Successful grasp") == "requirements"
+    assert label_of("Grasp the object firmly.") is None
 
 
 def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_before() -> None:
