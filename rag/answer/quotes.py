@@ -3,12 +3,12 @@
 The best unit leads (or one a rule wants: the likeliest that states the asked quantity or defines
 the asked subject, led_by; for a question comparing two things, the book's definition of each,
 defined_pair); up to two more that also score well follow, from near it in its section or, when
-nothing there comes close, from another section, preferring those that cover what the others
-leave out of the question, and not one more item under a label already quoted that adds nothing
-to it (choose). A unit that restates the reader's problem or points
-elsewhere is not quoted while there is any other (quotable_units). A lead that leans on the
-sentence before it reads after that one when it is quoted too (reading_order). The
-probabilities come from rag.answer.unit_scoring; rag.answer.extractive drafts the answer.
+nothing there comes close, from another section, preferring those that cover what the others leave
+out of the question, and not one more item under a label already quoted that adds nothing to it
+(choose). A unit that restates the reader's problem or points elsewhere is not quoted while there
+is any other (quotable_units). A lead that leans on the sentence before it reads after that one
+when it is quoted too (reading_order). The probabilities come from rag.answer.unit_scoring;
+rag.answer.extractive drafts the answer.
 """
 
 from __future__ import annotations
