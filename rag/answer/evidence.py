@@ -77,9 +77,10 @@ def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Se
             continue
         added = 0
         for hit in candidates:
-            if added < limit and hit.chunk.source == "book" and \
-                    hit.chunk.section_key in defining - have:
-                have.add(hit.chunk.section_key)
+            section = hit.chunk.section_key
+            if added < limit and hit.chunk.source == "book" and section in defining and \
+                    section not in have:
+                have.add(section)
                 extra.append(hit)
                 added += 1
     return [*sources, *extra]

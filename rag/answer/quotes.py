@@ -96,7 +96,7 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
     best = lead or likeliest(scored)
     chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
-        options = []
+        options, labels = [], {label_of(c.unit.text) for c in chosen} - {None, ""}
         for s in scored:
             near = s.unit.source == best.unit.source and \
                 abs(s.unit.position - best.unit.position) <= NEAR
@@ -105,8 +105,7 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
                     size + len(s.unit.text.split()) > MAX_WORDS:
                 continue
             gain = len((s.stems & terms) - covered) / max(len(terms), 1)
-            label = label_of(s.unit.text)
-            repeats = label and not gain and label in {label_of(c.unit.text) for c in chosen}
+            repeats = not gain and label_of(s.unit.text) in labels
             options.append((s.probability * (1 + COVERAGE * gain) * (1 if near else FAR_DISCOUNT)
                             * (REPEAT if repeats else 1.0), -s.unit.source, -s.unit.position, s))
         if not options:

@@ -104,7 +104,8 @@ def asks_specific(question: str) -> bool:
     return question_shape(question) in SPECIFIC
 
 
-SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+(?:an?\s+|the\s+)?(.+?)(?:\s+(?:stand for|"
+ARTICLE = r"(?:(?:an?|the)\s+)?"
+SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+" + ARTICLE + r"(.+?)(?:\s+(?:stand for|"
                         r"mean|do|used for|for|and)\b|[,?;]|$)", re.I)
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
 
@@ -115,7 +116,6 @@ def question_subject(question: str) -> str:
     return m.group(1).strip(" ?.,") if m else ""
 
 
-ARTICLE = r"(?:(?:an?|the)\s+)?"
 # "What's the difference between forward and inverse kinematics?" compares two things the book
 # may define one by one: "forward kinematics" (the word the two share goes to both), "inverse
 # kinematics". "... both MoveIt and Nav2 mentioned. What's the difference between them?"

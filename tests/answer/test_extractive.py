@@ -379,6 +379,15 @@ def test_the_drafts_text_reads_in_that_order_while_its_quotes_stay_lead_first(em
     assert draft.text.index("The zero moment point") < draft.text.index("It is defined")
 
 
+def sentence_table(embedder, hits: list) -> SentenceTable:
+    """The sentence table an index would keep for these hits' sections: every unit, embedded."""
+    units = [(h.chunk.section_key, u) for h in hits
+             for u in split_section(h.chunk.text, h.chunk.section_title)]
+    return SentenceTable([k for k, _ in units], [u.text for _, u in units],
+                         [u.kind for _, u in units], [u.block for _, u in units],
+                         embedder.embed_documents([u.text for _, u in units]))
+
+
 def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(embedder) -> None:
     """A glossary section lists dozens of terms, so its chunk ranks low for any one: "What is
     Isaac ROS?" found its entry 35th and quoted the commands that clone Isaac ROS, at "high"
@@ -393,11 +402,7 @@ def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(emb
     hits = [make_hit(install, "install", 0.9)]
     entry = dataclasses.replace(make_hit(glossary, "glossary", 0.3), passed=False,
                                 selected=False, rank=40)
-    units = [(h.chunk.section_key, u) for h in (*hits, entry)
-             for u in split_section(h.chunk.text, h.chunk.section_title)]
-    table = SentenceTable([k for k, _ in units], [u.text for _, u in units],
-                          [u.kind for _, u in units], [u.block for _, u in units],
-                          embedder.embed_documents([u.text for _, u in units]))
+    table = sentence_table(embedder, [*hits, entry])
     question = "What is the Rover SDK?"
     vector = embedder.embed_query(question)
     alone = extractive_draft(question, hits, [*hits], table, vector, embedder.embed_documents)
@@ -416,12 +421,8 @@ def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(emb
 def glossary_draft(embedder, question: str, hits: list, entries: list):
     """extractive_draft() over `hits` with `entries` as candidates that retrieval did not
     select, every unit of both in the sentence table."""
-    units = [(h.chunk.section_key, u) for h in (*hits, *entries)
-             for u in split_section(h.chunk.text, h.chunk.section_title)]
-    table = SentenceTable([k for k, _ in units], [u.text for _, u in units],
-                          [u.kind for _, u in units], [u.block for _, u in units],
-                          embedder.embed_documents([u.text for _, u in units]))
-    return extractive_draft(question, hits, [*hits, *entries], table,
+    return extractive_draft(question, hits, [*hits, *entries],
+                            sentence_table(embedder, [*hits, *entries]),
                             embedder.embed_query(question), embedder.embed_documents)
 
 
