@@ -23,7 +23,7 @@ import numpy as np
 
 from rag.answer.shape import defines
 from rag.book.quiz import Quiz, heading_ask
-from rag.book.sentences import split_section
+from rag.book.sentences import COMMAND, HEADING, split_section
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.providers.base import Embedder
@@ -72,7 +72,8 @@ def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Se
     for subject in filter(None, subjects):
         terms = frozenset(tokenize(subject))  # a unit without them cannot define it
         defining = {table.keys[r] for r, stems in enumerate(table.token_sets)
-                    if terms <= stems and defines(table.texts[r], subject)}
+                    if terms <= stems and table.kinds[r] not in (COMMAND, HEADING) and
+                    defines(table.texts[r], subject)}  # "IMU (Inertial ...)" names, not defines
         if have & defining:
             continue
         added = 0

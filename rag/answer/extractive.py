@@ -22,7 +22,8 @@ very close in meaning to the question (CLOSE_SECTION), where a weak best unit me
 words it otherwise. A question that asks for a measured quantity (a payload, a torque, a year:
 rag.answer.quantity) is answered only by quotes that state one of that kind: led by the likeliest
 unit that does, if any reaches the support floor, or else refused, naming what the passages do not
-give; "What is X?" by the likeliest unit that defines X, if the best does not and one is there;
+give; "What is X?" by the likeliest unit that defines X (not a heading that only spells out an
+acronym, unless the question asks what it stands for), if the best does not and one is there;
 "What's the difference between X and Y?" by the book's definitions of X and of Y, when it defines
 both (refused before, as each alone scored low against a question naming two things: development
 answers holding every key fact 186 -> 190 of 298, no other answer worse). The draft's generation
@@ -37,6 +38,7 @@ the units that came closest, as what the book says nearest to the question (not 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -67,7 +69,7 @@ from rag.answer.unit_scoring import (
     unit_features,
     unit_probabilities,
 )
-from rag.book.sentences import COMMAND
+from rag.book.sentences import COMMAND, HEADING
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.types import Draft, Hit
@@ -96,9 +98,10 @@ CLOSE_SECTION = 0.6
 # unit that holds a fact 4th to 6th). Showing no unit under a tenth of the lead's probability
 # costs none of them (2.8 units shown on average instead of 3); a fifth costs 6.
 MORE, MORE_SHARE = 3, 0.1
+# A heading that spells out an acronym ("IMU (Inertial Measurement Unit)") answers what IMU stands
+# for, not what an IMU is: "What is an IMU?" is led by a unit that defines it when there is one.
+STAND_FOR = re.compile(r"\bstands? for\b|\babbreviat|\bacronym|\bshort for\b", re.I)
 Embed = Callable[[list[str]], np.ndarray]
-
-
 
 
 def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hit] = (),
@@ -136,9 +139,11 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         chosen = sorted(pair, key=lambda s: -s.probability)  # the confidence and the quotes
         rule = "the book's definitions of " + " and of ".join(f'"{c}"' for c in compared) + \
             ", the two things the question compares"
-    elif subject and not (defines(opening, subject) or expands(opening, question)) and (
-            defining := led_by(scored, count, question, lambda u: u.kind != COMMAND and
-                               defines(u.text, subject))):
+    elif subject and not (chosen[0].unit.kind != HEADING and defines(opening, subject) or
+                          expands(opening, question) and (
+                              chosen[0].unit.kind != HEADING or STAND_FOR.search(question))) and (
+            defining := led_by(scored, count, question, lambda u: u.kind not in (
+                COMMAND, HEADING) and defines(u.text, subject))):
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
         chosen, rule = defining, f'the book\'s definition of "{subject}"'

@@ -77,7 +77,7 @@ def split_section(text: str, heading: str = "", labelled: bool = True) -> list[U
     phrase one item at a time)."""
     units: list[Unit] = []
     if heading and EXPANSION_RE.search(heading):
-        units.append(Unit(clean_inline(heading), HEADING, 0))
+        units.append(Unit(_unnumbered(heading), HEADING, 0))  # "1. LIDAR (...)" without "1."
     header: list[str] = []
     paragraph: list[str] = []
     items: list[tuple[int, str]] = []  # the open list: (indent, cleaned item text)

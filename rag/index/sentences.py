@@ -27,7 +27,7 @@ from rag.providers.base import Embedder
 from rag.types import Section
 
 SENTENCES_FILE, VECTORS_FILE, ASKS_FILE = "sentences.jsonl", "sentences.npy", "sentence_asks.npy"
-SENTENCE_VERSION = "36"  # bump when split_section, or rag.book.quiz, changes a unit or its ask
+SENTENCE_VERSION = "37"  # bump when split_section, or rag.book.quiz, changes a unit or its ask
 Report = Callable[[str, float], None]
 
 

@@ -418,6 +418,26 @@ def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(emb
     assert with_definitions(list(hits), [entry], ("Rover SDK",), None) == hits
 
 
+
+def test_a_heading_that_spells_out_an_acronym_answers_stand_for_not_what_is(embedder) -> None:
+    """A heading "3. IMU (Inertial Measurement Unit)" is a unit without its numbering; it says
+    what IMU stands for, not what an IMU is: "What is an IMU?" is led by the book's definition."""
+    section = make_hit("Every humanoid carries one in its torso. It drifts, so fuse it with the "
+                       "joint encoders.", "imu", 0.9)
+    section = dataclasses.replace(section, chunk=dataclasses.replace(
+        section.chunk, section_title="3. IMU (Inertial Measurement Unit)"))
+    entry = dataclasses.replace(make_hit(
+        "**IMU**: Sensor measuring acceleration and rotation, used for balance.", "glossary", 0.6),
+        passed=False, selected=False, rank=40)
+    what = glossary_draft(embedder, "What is an IMU?", [section], [entry])
+    assert [h.chunk.section_id for h in what.sources] == ["imu", "glossary"]  # fetched
+    assert what.quotes == ("IMU: Sensor measuring acceleration and rotation, used for balance.",
+                           "IMU (Inertial Measurement Unit)")  # its numbering dropped
+    assert what.led_by == 'the book\'s definition of "IMU"'
+    spelled = glossary_draft(embedder, "What does IMU stand for?", [section], [entry])
+    assert spelled.quotes == ("IMU (Inertial Measurement Unit)",) and spelled.led_by == ""
+
+
 def glossary_draft(embedder, question: str, hits: list, entries: list):
     """extractive_draft() over `hits` with `entries` as candidates that retrieval did not
     select, every unit of both in the sentence table."""

@@ -35,6 +35,8 @@ def test_units_in_book_order_with_their_kinds():
     units = split_section(SECTION, "Sensor Fusion (SF)")
     texts = [u.text for u in units]
     assert texts[0] == "Sensor Fusion (SF)" and units[0].kind == HEADING
+    numbered = split_section("Spins a laser.", "1. LIDAR (Light Detection and Ranging)")
+    assert numbered[0].text == "LIDAR (Light Detection and Ranging)"  # the book's count dropped
     assert "Sensor fusion combines readings from several sensors." in texts
     assert "It hides each one's weakness." in texts  # sentences split
     assert "Solution: source /opt/ros/humble/setup.bash" in texts  # lead-in + short command
