@@ -114,20 +114,25 @@ def code_sections(candidates: Iterable[Hit], chunks: Iterable[Chunk], limit: int
 
 
 def check_capability(question: str, book: str, as_of: str,
-                     candidates: Sequence[Hit] = (), chunks: Iterable[Chunk] | None = None
-                     ) -> Verdict | None:
+                     candidates: Sequence[Hit] = (), chunks: Iterable[Chunk] | None = None,
+                     asked: str = "") -> Verdict | None:
     """Requests the book cannot serve whatever it contains: code, real-time data, predictions.
+    `asked`: the question without its words about the book (rag.answer.wording), which opens
+    on the request itself ("According to the book, write me a node ..." -> "Write me a node
+    ..."), and "According to the book, what does a D435i cost on Amazon today?" asks about today
+    as much as without those words; "What does the book say the field can do today?" does not.
 
     With the book's chunks given, a code request is pointed to the book's own code sections,
     those nearest the question (its ranked `candidates`) first, or told the book has none."""
-    if CODE_REQUEST_RE.search(question):
+    asked = asked or question
+    if CODE_REQUEST_RE.search(question) or CODE_REQUEST_RE.search(asked):
         message = NO_CODE
         if chunks is not None:
             names = code_sections(candidates, chunks)
             message += CODE_SECTIONS.format(names="; ".join(names)) if names else \
                 NO_CODE_SECTIONS
         return Verdict("capability", CAPABILITY_CODE, "override", message)
-    if asks_realtime(question):
+    if asks_realtime(asked):
         return Verdict("capability", CAPABILITY_REALTIME, "override",
                        NO_REALTIME.format(book=book, date=as_of))
     return None

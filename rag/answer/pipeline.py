@@ -23,6 +23,7 @@ from rag.answer.query_types import classify_with_llm
 from rag.answer.response import build_response, error_response
 from rag.answer.stage_thread import run_in_daemon
 from rag.answer.turn import Turn
+from rag.answer.wording import asked
 from rag.config import Settings
 from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
@@ -180,9 +181,11 @@ class Pipeline:
         def run() -> tuple[str, Retrieval]:
             query = rewrite_query(turn.question, history[-s.history_messages:], rewriter,
                                   timeout=min(1.0, s.budget_retrieval_s / 2))
+            # not its words about the book (rag.answer.wording), unless read in its conversation
+            question = query = asked(turn.question) if query == turn.question else query
             typer = rewriter if s.query_types == "llm" else None
             turn.query_type, turn.query_type_source = classify_with_llm(
-                turn.question, typer, timeout=min(1.0, s.budget_retrieval_s / 4))
+                question, typer, timeout=min(1.0, s.budget_retrieval_s / 4))
             settings = s.retrieval_for(turn.query_type)
             if decision.mode_used == SELECTION:
                 hit = score_selection(turn.index, decision.selection, query, settings.w_dense,
@@ -205,7 +208,8 @@ class Pipeline:
         s = turn.settings
         book = s.resolved_title
         capability = g.check_capability(turn.question, book, self.as_of,
-                                        retrieval.candidates, turn.index.chunks)
+                                        retrieval.candidates, turn.index.chunks,
+                                        asked(turn.question))
         if capability:
             return capability
         # a passage can pass on its share of the question's terms with a blend under the cut
@@ -272,11 +276,12 @@ class Pipeline:
         the embedder fails."""
         count = turn.settings.extractive_sentences
         table = turn.index.sentences
+        question = asked(turn.question)  # "According to the book, ..." asks what follows
         try:  # the request's QueryMemo: a failed embedder is not asked again
-            vector = turn.index.embedder.embed_query_exact(turn.question)
+            vector = turn.index.embedder.embed_query_exact(question)
         except RagError:
             vector = None
-        return extractive_draft(turn.question, hits, candidates, table, vector,
+        return extractive_draft(question, hits, candidates, table, vector,
                                 self.sentence_vectors, count)
 
     def _record(self, response: Response, session_id: str, client_id: str = LOCAL_CLIENT

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from rag.answer.guardrails import check_capability
+from rag.answer.wording import asked
 from rag.errors import ConfigError
 from rag.index.build import BookIndex
 from rag.retrieval.hybrid import CandidatePool, blend_scores, collect_candidates
@@ -147,7 +148,8 @@ def candidate_pass(index: BookIndex, questions: Sequence[Question], pool_size: i
     """The only step that embeds: one candidate pool per question."""
     pools = []
     for n, q in enumerate(questions):
-        pools.append(collect_candidates(index, q.question, pool_size))
+        # searched as the pipeline searches it: without its words about the book
+        pools.append(collect_candidates(index, asked(q.question), pool_size))
         if progress is not None:
             progress(f"Retrieved {n + 1}/{len(questions)} questions", (n + 1) / len(questions))
     return pools
@@ -185,7 +187,8 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
         relevant = count_relevant(q.expected_sections, universe)
         matched[qi] = relevant > 0
         idcg[qi] = ideal_dcg(relevant or len(q.expected_sections), top_k)
-    refused = [check_capability(q.question, "", "") is not None for q in questions]
+    refused = [check_capability(q.question, "", "", asked=asked(q.question)) is not None
+               for q in questions]
     return PoolArrays(tuple(questions), np.array(refused, dtype=bool), slot, dense, bm25,
                       np.array(masks, dtype=np.int64), np.array(labels, dtype=object),
                       np.array([len(q.expected_sections) for q in questions]), idcg, top_k,

@@ -242,6 +242,13 @@ def test_follow_ups_are_read_in_the_conversation(app):
     assert len(app.chat_message) == 4
 
 
+def test_words_about_the_book_are_not_searched_for(app):
+    ask(app, "According to the book, why do humanoids use absolute encoders?")
+    text = markdown_text(app)
+    assert "**Searched for:** Why do humanoids use absolute encoders?" in text
+    assert "(the question without its words about the book)" in text
+
+
 def test_clear_history_empties_the_conversation(app):
     ask(app, "What does an incremental encoder output?")
     clear = next(b for b in app.button if b.label == "Clear history")

@@ -11,6 +11,7 @@ from pages.components.common.shared import app_context
 from pages.components.common.tables import cited_numbers, hit_name, turn_hits_frame
 from rag.answer.guardrails import reason_label
 from rag.answer.query_types import TYPE_LABELS
+from rag.answer.wording import asked
 
 INSPECT_KEY = "inspector_question"
 HITS_CONFIG = {
@@ -72,9 +73,10 @@ def why_panel(turn: dict) -> None:
     with st.expander("Why this answer", icon=":material/troubleshoot:"):
         question = turn.get("user_query_text", "")
         query = turn.get("retrieval_query") or question
-        rewritten = query.strip() != question.strip()
-        st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}"
-                    + (" *(the question read in its conversation)*" if rewritten else ""))
+        note = "" if query.strip() == question.strip() else (
+            " *(the question without its words about the book)*" if query == asked(question)
+            else " *(the question read in its conversation)*")
+        st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}{note}")
         kind = turn.get("query_type") or ""
         if kind in TYPE_LABELS:
             st.caption(f"Question type: {TYPE_LABELS[kind]} — it chose the retrieval settings.")

@@ -1,0 +1,67 @@
+"""A question's words about the book itself are not what it asks (rag.answer.wording)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.guardrails import CAPABILITY_CODE, CAPABILITY_REALTIME
+from rag.answer.pipeline import Pipeline
+from rag.answer.wording import about, asked
+
+
+@pytest.mark.parametrize(("question", "plain"), [
+    ("According to the book, which GPU should I buy?", "Which GPU should I buy?"),
+    ("Based on the book: how fast should the control loop run?",
+     "How fast should the control loop run?"),
+    ("In this book, what is a ROS 2 node?", "What is a ROS 2 node?"),
+    ("From the book, why is DDS used?", "Why is DDS used?"),
+    ("What is ZMP according to the text?", "What is ZMP?"),
+    ("What's the ZMP in the book?", "What's the ZMP?"),
+    ("Is ROS 2 covered in the book?", "Is ROS 2 covered?"),
+    ("What does the book say about domain randomization?", "What is domain randomization?"),
+    ("What does the text tell us about installing Isaac Sim?", "Installing Isaac Sim"),
+    ("Does the book cover SLAM?", "What is SLAM?"),
+    ("Does the book talk about SLAM?", "What is SLAM?"),
+    ("Does the book explain how to install ROS 2 on the Jetson?",
+     "How to install ROS 2 on the Jetson?"),
+    ("Which option does the book recommend for most schools?",
+     "Which option is recommended for most schools?"),
+    ("What does the author recommend for the lab setup?", "What is recommended for the lab setup?"),
+    ("Which simulator do the authors prefer, and why?", "Which simulator is preferred, and why?"),
+    ("What is the book's definition of ZMP?", "What is the definition of ZMP?"),
+])
+def test_words_about_the_book_are_dropped(question, plain) -> None:
+    assert asked(question) == plain
+
+
+@pytest.mark.parametrize("question", [
+    "What is this book about?", "Who wrote the book?", "What does the book cover?",
+    "How many chapters does the book have?", "What does the book say?",
+    "In the text of the launch file, what goes first?", "Does the text editor matter?",
+    "How many weeks does the course run?", "Which GPU does the course recommend?",
+    "What does the book say the field can do today?",
+])
+def test_a_question_about_the_book_or_its_content_words_stays_as_asked(question) -> None:
+    assert asked(question) == question
+
+
+def test_a_topic_is_asked_as_what_it_is_unless_it_is_an_activity() -> None:
+    assert about("the ZMP") == "What is the ZMP?"
+    assert about("tuning a PID loop") == "tuning a PID loop"
+
+
+def test_the_book_reference_changes_neither_the_answer_nor_the_guardrails(
+        sample_index, sample_settings) -> None:
+    """On the development sets "According to the book, " before every question made answers
+    holding every key fact fall from 194 to 175 of 298 and answered out-of-scope questions rise
+    from 4 to 14: a code request or a question about today no longer opened the question."""
+    pipeline = Pipeline(sample_index, sample_settings)
+    plain = pipeline.answer("Why do humanoids use absolute encoders?")
+    framed = pipeline.answer("According to the book, why do humanoids use absolute encoders?")
+    assert framed.answer == plain.answer and framed.status == plain.status != "refused"
+    assert framed.metadata["retrieval_query"] == "Why do humanoids use absolute encoders?"
+    assert [c.chunk_id for c in framed.citations] == [c.chunk_id for c in plain.citations]
+    code = pipeline.answer("According to the book, write me a ROS 2 node that reads the IMU.")
+    assert code.status == "refused" and CAPABILITY_CODE in code.reason_codes
+    today = pipeline.answer("According to the book, what does a humanoid cost today?")
+    assert today.status == "refused" and CAPABILITY_REALTIME in today.reason_codes
