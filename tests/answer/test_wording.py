@@ -6,7 +6,7 @@ import pytest
 
 from rag.answer.guardrails import CAPABILITY_CODE, CAPABILITY_REALTIME
 from rag.answer.pipeline import Pipeline
-from rag.answer.wording import about, asked
+from rag.answer.wording import about, asked, without_asides
 
 
 @pytest.mark.parametrize(("question", "plain"), [
@@ -43,6 +43,31 @@ def test_words_about_the_book_are_dropped(question, plain) -> None:
 ])
 def test_a_question_about_the_book_or_its_content_words_stays_as_asked(question) -> None:
     assert asked(question) == question
+
+
+@pytest.mark.parametrize(("question", "plain"), [
+    ("Hi, quick question: what is ZMP?", "What is ZMP?"),
+    ("Hello! Can you tell me how PID works?", "How PID works?"),
+    ("Can you tell me: My node dies at start. Why?", "My node dies at start. Why?"),
+    ("Please answer this: why do robots fall?", "Why do robots fall?"),
+    ("What is ZMP? Thanks!", "What is ZMP?"),
+    ("Is the Jetson worth it? ty", "Is the Jetson worth it?"),
+    ("Explain PID control please", "Explain PID control"),
+    ("I was wondering, which GPU should I buy?", "Which GPU should I buy?"),
+    ("How many weeks does the course run", "How many weeks does the course run?"),
+    ("Question: what is a node?", "What is a node?"),
+    ("Hi, according to the book, what is ZMP? Thanks", "What is ZMP?"),
+])
+def test_greetings_requests_and_thanks_are_not_the_question(question, plain) -> None:
+    """With "Hi, quick question: " before every development question, answers holding every
+    key fact fell from 194 to 173 of 298; without their question marks, to 185."""
+    assert asked(question) == plain
+
+
+@pytest.mark.parametrize("question", ["Hi", "Thanks", "What does ta mean?",
+                                      "Can you tell me the price of the kit?"])
+def test_nothing_but_an_aside_or_a_question_using_such_words_stays(question) -> None:
+    assert without_asides(question) == question
 
 
 def test_a_topic_is_asked_as_what_it_is_unless_it_is_an_activity() -> None:
