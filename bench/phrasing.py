@@ -15,7 +15,8 @@ every line.
 173 / 8; "Please answer this: " 178 / 7; " Thanks!" 183 / 4; no question mark 185 / 5; "Can you
 tell me: " 181 / 10; "I was wondering, " 182 / 7; all lower case, no question mark 184 / 7;
 "I'm studying for the exam. " 172 / 10. After: 194 / 4 on every line but no question mark 193 /
-4, all lower case 192 / 6 (acronyms and names lose their capitals) and a sentence of the
+4, all lower case 193 / 6 (the book's acronyms spelled back; a name the book never uses is
+not told from a word) and a sentence of the
 reader's own before the question, unchanged (it is often the question's context: "My robot
 keeps falling over. What should I check?").
 """

@@ -23,6 +23,7 @@ class Turn:
     index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
     query_type: str = ""  # rag.answer.query_types: factual, conceptual, ... ("" before typing)
     query_type_source: str = ""  # "rules" or "llm"
+    plain: str = ""  # the question without its words about the book (Pipeline._asked)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started

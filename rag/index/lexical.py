@@ -216,6 +216,37 @@ def book_vocabulary(index) -> frozenset[str]:
     return index.derived[key]
 
 
+CASED_WORD_RE = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?![\w-])")
+SENTENCE_START_RE = re.compile(r"(?:^|[.!?:]\s+|\n\s*(?:[-*+#>|]\s*)*)$")
+
+
+def book_casing(index, share: float = 0.9, least: int = 2) -> dict[str, str]:
+    """How the book spells the words it writes with capitals inside them (lower case -> "URDF",
+    "ROS", "RealSense", "Nav2"): those written so at least `share` of the `least`-or-more times
+    they occur inside a sentence (a sentence's first word says nothing), once per loaded index.
+    An all-lower-case question gets its acronyms back from it (rag.answer.wording.with_casing):
+    "what does urdf stand for" is then a question about an acronym. A capitalised name
+    ("Jetson") is left as it is: nothing that reads a question depends on its capital."""
+    key = ("casing", id(index.chunks))
+    if key not in index.derived:
+        seen: dict[str, dict[str, int]] = {}
+        for c in index.chunks:
+            if c.source != "book":
+                continue
+            for m in CASED_WORD_RE.finditer(c.text):
+                if not SENTENCE_START_RE.search(c.text[max(0, m.start() - 12):m.start()]):
+                    forms = seen.setdefault(m.group(1).lower(), {})
+                    forms[m.group(1)] = forms.get(m.group(1), 0) + 1
+        casing = {}
+        for word, forms in seen.items():
+            total = sum(forms.values())
+            cased = {f: n for f, n in forms.items() if any(ch.isupper() for ch in f[1:])}
+            if len(word) > 1 and total >= least and sum(cased.values()) >= share * total:
+                casing[word] = max(cased, key=lambda f: (cased[f], f))
+        index.derived[key] = casing
+    return index.derived[key]
+
+
 def top_positive(scores: np.ndarray, limit: int) -> list[int]:
     """Positions of the best `limit` positive scores, best first, ties in book order: what a
     stable argsort gives, without sorting the whole book (0.4 ms of 10,000 chunks per query)."""

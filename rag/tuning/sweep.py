@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from rag.answer.guardrails import check_capability
-from rag.answer.wording import asked
+from rag.answer.wording import as_read, asked
 from rag.errors import ConfigError
 from rag.index.build import BookIndex
 from rag.retrieval.hybrid import CandidatePool, blend_scores, collect_candidates
@@ -149,7 +149,7 @@ def candidate_pass(index: BookIndex, questions: Sequence[Question], pool_size: i
     pools = []
     for n, q in enumerate(questions):
         # searched as the pipeline searches it: without its words about the book
-        pools.append(collect_candidates(index, asked(q.question), pool_size))
+        pools.append(collect_candidates(index, as_read(q.question, index), pool_size))
         if progress is not None:
             progress(f"Retrieved {n + 1}/{len(questions)} questions", (n + 1) / len(questions))
     return pools

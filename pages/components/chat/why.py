@@ -74,7 +74,8 @@ def why_panel(turn: dict) -> None:
         question = turn.get("user_query_text", "")
         query = turn.get("retrieval_query") or question
         note = "" if query.strip() == question.strip() else (
-            " *(the question without its words about the book)*" if query == asked(question)
+            " *(the question without its words about the book)*"
+            if query.lower() == asked(question).lower()
             else " *(the question read in its conversation)*")
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}{note}")
         kind = turn.get("query_type") or ""
