@@ -23,7 +23,6 @@ from rag.answer.query_types import classify_with_llm
 from rag.answer.response import build_response, error_response
 from rag.answer.stage_thread import run_in_daemon
 from rag.answer.turn import Turn
-from rag.answer.wording import as_read
 from rag.config import Settings
 from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
@@ -182,7 +181,7 @@ class Pipeline:
             query = rewrite_query(turn.question, history[-s.history_messages:], rewriter,
                                   timeout=min(1.0, s.budget_retrieval_s / 2))
             # not its words about the book (rag.answer.wording), unless read in its conversation
-            question = query = self._asked(turn) if query == turn.question else query
+            question = query = turn.asked() if query == turn.question else query
             typer = rewriter if s.query_types == "llm" else None
             turn.query_type, turn.query_type_source = classify_with_llm(
                 question, typer, timeout=min(1.0, s.budget_retrieval_s / 4))
@@ -209,7 +208,7 @@ class Pipeline:
         book = s.resolved_title
         capability = g.check_capability(turn.question, book, self.as_of,
                                         retrieval.candidates, turn.index.chunks,
-                                        self._asked(turn))
+                                        turn.asked())
         if capability:
             return capability
         # a passage can pass on its share of the question's terms with a blend under the cut
@@ -270,22 +269,13 @@ class Pipeline:
                 yield draft.text
             return draft
 
-    @staticmethod
-    def _asked(turn: Turn) -> str:
-        """The question as retrieval, the offline answerer and the capability check read it:
-        without its words about the book, greetings or thanks, and, written all in lower case,
-        with the book's acronyms spelled as the book spells them (rag.answer.wording)."""
-        if not turn.plain:
-            turn.plain = as_read(turn.question, turn.index)
-        return turn.plain
-
     def _extractive(self, turn: Turn, hits, candidates) -> Draft:
         """Book units scored with the sentence vectors kept with the index, against the
         question's exact vector (retrieval's may be int8's approximation); by words alone when
         the embedder fails."""
         count = turn.settings.extractive_sentences
         table = turn.index.sentences
-        question = self._asked(turn)  # "According to the book, ..." asks what follows
+        question = turn.asked()  # "According to the book, ..." asks what follows
         try:  # the request's QueryMemo: a failed embedder is not asked again
             vector = turn.index.embedder.embed_query_exact(question)
         except RagError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from rag.answer.wording import as_read
 from rag.config import Settings
 from rag.errors import BudgetExceeded
 from rag.index.build import BookIndex
@@ -23,7 +24,15 @@ class Turn:
     index: BookIndex | None = None  # the pipeline's index, seen through a QueryMemo
     query_type: str = ""  # rag.answer.query_types: factual, conceptual, ... ("" before typing)
     query_type_source: str = ""  # "rules" or "llm"
-    plain: str = ""  # the question without its words about the book (Pipeline._asked)
+    plain: str = ""  # the question as read (asked()), once worked out
+
+    def asked(self) -> str:
+        """The question as retrieval, the offline answerer and the capability check read it:
+        without its words about the book, greetings or thanks, and, written all in lower case,
+        with the book's acronyms spelled as the book spells them (rag.answer.wording)."""
+        if not self.plain:
+            self.plain = as_read(self.question, self.index)
+        return self.plain
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
