@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rag.answer.shape import defines
+from rag.answer.shape import compared_subjects, defines, question_subject
 from rag.book.quiz import Quiz, heading_ask
 from rag.book.sentences import COMMAND, HEADING, split_section
 from rag.index.lexical import tokenize
@@ -85,6 +85,14 @@ def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Se
                 extra.append(hit)
                 added += 1
     return [*sources, *extra]
+
+
+def defines_asked(question: str, candidates: Sequence[Hit], table: SentenceTable | None) -> bool:
+    """Whether a candidate section defines what "What is X?" / "What does X stand for?" asks
+    about, or each of two things the question compares (with_definitions would fetch it)."""
+    subjects = compared_subjects(question) or (question_subject(question),)
+    return all(subjects) and all(with_definitions([], candidates, (subject,), table, 1)
+                                 for subject in subjects)
 
 
 def source_units(sources: Sequence[Hit], table: SentenceTable | None,

@@ -16,7 +16,7 @@ from typing import Any
 
 from rag.answer import guardrails as g
 from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
-from rag.answer.evidence import sentence_vectors_for
+from rag.answer.evidence import defines_asked, sentence_vectors_for
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import llm_draft, llm_draft_stream
 from rag.answer.query_types import classify_with_llm
@@ -215,6 +215,9 @@ class Pipeline:
         threshold = retrieval.settings.threshold  # the question type's own, when it has one
         best = max((max(h.blended, threshold) for h in retrieval.hits if h.passed),
                    default=0.0)
+        if best < threshold and defines_asked(turn.asked(), retrieval.candidates,
+                                              turn.index.sentences):
+            best = threshold  # "What does VIO stand for?": the book defines what is asked
         nearest = list(dict.fromkeys(
             f"{h.chunk.chapter_title} › {h.chunk.section_title}"
             for h in retrieval.candidates if h.chunk.source == "book"))[:3]
