@@ -1,10 +1,10 @@
 """Whether the way a reader words a question changes its answer: every development question of
 both books (bench/labelled_sets.py) asked as written, and again reworded the way readers write
-(a reference to the book, a greeting, a request, thanks, no question mark, all lower case, a
-sentence of their own before it), answered offline at the current settings. Printed per
-wording: the in-scope answers holding every key fact and the out-of-scope questions answered
-(false answers), beside the figures as written; a robust answerer shows the same two numbers on
-every line.
+(a reference to the book, a request instead of a question, a greeting, thanks, no question
+mark, all lower case, a sentence of their own before it), answered offline at the current
+settings. Printed per wording: the in-scope answers holding every key fact and the out-of-scope
+questions answered (false answers), beside the figures as written; a robust answerer shows the
+same two numbers on every line.
 
     .venv/bin/python bench/phrasing.py                  # every wording
     .venv/bin/python bench/phrasing.py --only greeting  # some of them
@@ -14,11 +14,12 @@ every line.
 179 / 9; "What is X?" as "What does the book say about X?" 190 / 5; "Hi, quick question: "
 173 / 8; "Please answer this: " 178 / 7; " Thanks!" 183 / 4; no question mark 185 / 5; "Can you
 tell me: " 181 / 10; "I was wondering, " 182 / 7; all lower case, no question mark 184 / 7;
-"I'm studying for the exam. " 172 / 10. After: 194 / 4 on every line but no question mark 193 /
-4, all lower case 193 / 6 (the book's acronyms spelled back; a name the book never uses is
-not told from a word) and a sentence of the
-reader's own before the question, unchanged (it is often the question's context: "My robot
-keeps falling over. What should I check?").
+"I'm studying for the exam. " 172 / 10; the 32 "What is X?" questions as "Tell me about X."
+191 / 5, "Explain X." 189 / 5, "Define X" 192 / 5. After: 194 / 4 on every line but no
+question mark 193 / 4, all lower case 193 / 6 (the book's acronyms spelled back; a name the book
+never uses is not told from a word) and a sentence of the reader's own before the question,
+unchanged (it is often the question's context: "My robot keeps falling over. What should I
+check?").
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ WORDINGS: dict[str, Callable[[str], str]] = {
     "according to the text (after)": lambda q: q.rstrip("?. ") + ", according to the text?",
     "what does the book say about": lambda q: re.sub(
         r"^What (?:is|are) (.+?)\?$", r"What does the book say about \1?", q),
+    "tell me about": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Tell me about \1.", q),
+    "explain": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Explain \1.", q),
+    "define": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Define \1", q),
     "greeting": lambda q: "Hi, quick question: " + q,
     "request": lambda q: "Please answer this: " + _lower_first(q),
     "can you tell me": lambda q: "Can you tell me: " + q,

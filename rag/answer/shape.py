@@ -105,8 +105,7 @@ def asks_specific(question: str) -> bool:
 
 
 ARTICLE = r"(?:(?:an?|the)\s+)?"
-SUBJECT_RE = re.compile(r"\b(?:what (?:is|are|does|do)|^tell me about)\s+" + ARTICLE +
-                        r"(.+?)(?:\s+(?:stand for|"
+SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+" + ARTICLE + r"(.+?)(?:\s+(?:stand for|"
                         r"mean|do|used for|for|and)\b|[,?;]|$)", re.I)
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
 
