@@ -8,17 +8,20 @@ lists and references ("Additional Reading", "References"), and "book" and "say" 
 the answer should hold. On the development sets, putting "According to the book, " before every
 question made answers holding every key fact fall from 194 to 175 of 298 and answered
 out-of-scope questions rise from 4 to 14 of 93; "What does the book say about domain
-randomization?" was refused. Greetings, requests and thanks do the same ("Hi, quick question:
-" before every question: 173 right, 8 false answers; "Please answer this: ": 178 and 7; "
-Thanks!" after it: 183), and so does a missing question mark (185). With asked(), every one of
-these gives 194 and 4, as the questions do without them. Retrieval, the offline answerer and the
-code and real-time checks read the question that way; the content guardrails, the audit and
-Claude read it as the reader wrote it, and "Why this answer" shows what was searched for. Not
-handled: a sentence of the reader's own before the question ("I'm studying for the exam. ..."
-makes 172 right) is often the question's context ("My robot keeps falling over. What should I
-check?"). A question written all in lower case gets the book's acronyms back ("what does urdf
-stand for" asks about URDF: with_casing; 184 right and 7 false answers -> 193 and 6); a name the
-book never mentions cannot be told from a word then, so it is not refused as one.
+randomization?" was refused. Greetings, requests and thanks do the same ("Hi, quick question: "
+before every question: 173 right, 8 false answers; "Please answer this: ": 178 and 7;
+"Thanks!" after it: 183), and so do a missing question mark (185) and a request instead of a
+question ("Tell me about X." for "What is X?": 3 of 32 such questions lost). With asked(),
+every one of these gives 194 and 4, as the questions do without them (bench/phrasing.py).
+
+Retrieval, the offline answerer and the code and real-time checks read the question that way;
+the content guardrails, the audit and Claude read it as the reader wrote it, and "Why this
+answer" shows what was searched for. A question written all in lower case gets the book's
+acronyms back ("what does urdf stand for" asks about URDF: with_casing; 184 right and 7 false
+answers -> 193 and 6); a name the book never mentions cannot be told from a word then, so it is
+not refused as one. Not handled: a sentence of the reader's own before the question ("I'm
+studying for the exam. ..." makes 172 right) is often the question's context ("My robot keeps
+falling over. What should I check?").
 """
 
 from __future__ import annotations
