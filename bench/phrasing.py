@@ -1,21 +1,22 @@
-"""Whether the way a reader words a question changes its answer: every development question of
-both books (bench/labelled_sets.py) asked as written, and again reworded the way readers write
-(a reference to the book, a request instead of a question, a greeting, thanks, no question
-mark, all lower case, a sentence of their own before it), answered offline at the current
-settings. Printed per wording: the in-scope answers holding every key fact and the out-of-scope
-questions answered (false answers), beside the figures as written; a robust answerer shows the
-same two numbers on every line.
+"""Whether the way a reader words a question changes its answer: every development question of both
+books (bench/labelled_sets.py) asked as written, and again reworded the way readers write (a
+reference to the book, a request instead of a question, a greeting, thanks, no question mark,
+all lower case, a slip of the keyboard, a sentence of their own before it), answered offline at
+the current settings. Printed per wording: the in-scope answers holding every key fact and the
+out-of-scope questions answered (false answers), beside the figures as written; a robust
+answerer shows the same two numbers on every line.
 
     .venv/bin/python bench/phrasing.py                  # every wording
     .venv/bin/python bench/phrasing.py --only greeting  # some of them
 
 2026-11-24, before rag.answer.wording (right of 298 / false of 93): as written 194 / 4;
-"According to the book, " 175 / 14; "In this book, " 180 / 15; ", according to the text?"
-179 / 9; "What is X?" as "What does the book say about X?" 190 / 5; "Hi, quick question: "
-173 / 8; "Please answer this: " 178 / 7; " Thanks!" 183 / 4; no question mark 185 / 5; "Can you
-tell me: " 181 / 10; "I was wondering, " 182 / 7; all lower case, no question mark 184 / 7;
-"I'm studying for the exam. " 172 / 10; the 32 "What is X?" questions as "Tell me about X."
-191 / 5, "Explain X." 189 / 5, "Define X" 192 / 5. After: 194 / 4 on every line but no
+"According to the book, " 175 / 14; "In this book, " 180 / 15; ", according to the text?" 179 /
+9; "What is X?" as "What does the book say about X?" 190 / 5; "Hi, quick question: " 173 / 8;
+"Please answer this: " 178 / 7; " Thanks!" 183 / 4; no question mark 185 / 5; "Can you tell me:
+" 181 / 10; "I was wondering, " 182 / 7; all lower case, no question mark 184 / 7; "I'm studying
+for the exam. " 172 / 10; the 32 "What is X?" questions as "Tell me about X." 191 / 5, "Explain
+X." 189 / 5, "Define X" 192 / 5; two letters of the longest word swapped 148 / 6 (180 / 3 once
+slips are read as the book's words, rag.answer.spelling). After: 194 / 4 on every line but no
 question mark 193 / 4, all lower case 193 / 6 (the book's acronyms spelled back; a name the book
 never uses is not told from a word) and a sentence of the reader's own before the question,
 unchanged (it is often the question's context: "My robot keeps falling over. What should I
@@ -48,6 +49,18 @@ def _lower_first(q: str) -> str:
     return q[0].lower() + q[1:] if q[:2] != q[:2].upper() else q
 
 
+def _typo(q: str) -> str:
+    """Two letters of the question's longest word (of seven letters or more) swapped in its
+    middle, as a hurried reader types it ("controller" -> "contorller")."""
+    words = [w for w in re.findall(r"[A-Za-z]{7,}", q)]
+    if not words:
+        return q
+    word = max(words, key=len)
+    i = len(word) // 2
+    typo = word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return q.replace(word, typo, 1)
+
+
 WORDINGS: dict[str, Callable[[str], str]] = {
     "as written": lambda q: q,
     "according to the book": lambda q: "According to the book, " + _lower_first(q),
@@ -66,6 +79,7 @@ WORDINGS: dict[str, Callable[[str], str]] = {
     "no question mark": lambda q: q.rstrip("?"),
     "lower case, no question mark": lambda q: q.lower().rstrip("?"),
     "own sentence before": lambda q: "I'm studying for the exam. " + q,
+    "typo": lambda q: _typo(q),
 }
 
 

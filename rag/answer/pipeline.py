@@ -23,6 +23,7 @@ from rag.answer.query_types import classify_with_llm
 from rag.answer.response import build_response, error_response
 from rag.answer.stage_thread import run_in_daemon
 from rag.answer.turn import Turn
+from rag.answer.wording import as_read
 from rag.config import Settings
 from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
@@ -134,6 +135,7 @@ class Pipeline:
                 self.index.embedder.embed_query_exact("warm up")  # the answerer's
         except RagError:
             pass  # retrieval will degrade to BM25 with a notice, per question
+        as_read("warm up", self.index)  # the English dictionary (0.2 s) and the book's words
         make_client = getattr(self.llm, "client", None)  # AnthropicLLM builds its client lazily
         if callable(make_client):
             try:

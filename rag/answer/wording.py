@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from rag.index.lexical import book_casing
+from rag.answer.spelling import corrected
+from rag.index.lexical import book_casing, book_words
 
 # What the reader calls the book: not "course" or "guide" (a course's own words: "How many weeks
 # does the course run?"), nor "chapter" ("the chapter on kinematics" names a part of it).
@@ -143,9 +144,10 @@ def with_casing(question: str, casing: Mapping[str, str]) -> str:
 
 def as_read(question: str, index) -> str:
     """The question as retrieval, the offline answerer and the capability check read it, for a
-    loaded BookIndex: written all in lower case, with the book's acronyms (with_casing), then
-    without its words about the book, greetings or thanks (asked)."""
-    return asked(with_casing(question, book_casing(index)))
+    loaded BookIndex: its misspelt words as the book's (rag.answer.spelling), written all in lower
+    case with the book's acronyms (with_casing), then without its words about the book,
+    greetings or thanks (asked)."""
+    return asked(with_casing(corrected(question, book_words(index)), book_casing(index)))
 
 
 def as_question(text: str) -> str:

@@ -246,7 +246,7 @@ def test_words_about_the_book_are_not_searched_for(app):
     ask(app, "According to the book, why do humanoids use absolute encoders?")
     text = markdown_text(app)
     assert "**Searched for:** Why do humanoids use absolute encoders?" in text
-    assert "(the question without its words about the book)" in text
+    assert "(the question as read: words about the book, greetings and slips set aside)" in text
 
 
 def test_clear_history_empties_the_conversation(app):

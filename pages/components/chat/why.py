@@ -11,7 +11,7 @@ from pages.components.common.shared import app_context
 from pages.components.common.tables import cited_numbers, hit_name, turn_hits_frame
 from rag.answer.guardrails import reason_label
 from rag.answer.query_types import TYPE_LABELS
-from rag.answer.wording import asked
+from rag.answer.wording import as_read
 
 INSPECT_KEY = "inspector_question"
 HITS_CONFIG = {
@@ -74,8 +74,8 @@ def why_panel(turn: dict) -> None:
         question = turn.get("user_query_text", "")
         query = turn.get("retrieval_query") or question
         note = "" if query.strip() == question.strip() else (
-            " *(the question without its words about the book)*"
-            if query.lower() == asked(question).lower()
+            " *(the question as read: words about the book, greetings and slips set aside)*"
+            if query == as_read(question, app_context().index)
             else " *(the question read in its conversation)*")
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}{note}")
         kind = turn.get("query_type") or ""
