@@ -27,9 +27,9 @@ class Turn:
     plain: str = ""  # the question as read (asked()), once worked out
 
     def asked(self) -> str:
-        """The question as retrieval, the offline answerer and the capability check read it:
-        without its words about the book, greetings or thanks, and, written all in lower case,
-        with the book's acronyms spelled as the book spells them (rag.answer.wording)."""
+        """The question as retrieval, the offline answerer and the capability check read it
+        (rag.answer.wording.as_read): its slips as the book's words, in lower case with the
+        book's acronyms, without its words about the book, greetings or thanks."""
         if not self.plain:
             self.plain = as_read(self.question, self.index)
         return self.plain

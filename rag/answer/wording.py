@@ -82,11 +82,12 @@ POSSESSIVE_RE = re.compile(rf"\b{SOURCE}'s\b", _FLAGS)
 
 
 def asked(question: str) -> str:
-    """The question without its words about the book ("According to the book, which GPU ...?"
-    -> "Which GPU ...?"; "What does the book say about X?" -> "What is X?" (about()); "Does the book
-    explain how to
-    Y?" -> "How to Y?"; "Which option does the author recommend?" -> "Which option is
-    recommended?"); the question itself when nothing is left, or nothing was about the book."""
+    """The question without a greeting, a request or thanks around it (without_asides()) and
+    without its words about the book: "According to the book, which GPU ...?" -> "Which GPU
+    ...?"; "What does the book say about X?" -> "What is X?" (about()); "Does the book explain
+    how to Y?" -> "How to Y?"; "Which option does the author recommend?" -> "Which option is
+    recommended?"; a request as the question it stands for (as_question()). The question itself
+    when nothing is left, or nothing was set aside."""
     text = without_asides(question.strip())
     if m := SAYS_ABOUT_RE.match(text):
         text = about(m.group("topic"))

@@ -188,7 +188,7 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
         matched[qi] = relevant > 0
         idcg[qi] = ideal_dcg(relevant or len(q.expected_sections), top_k)
     refused = [check_capability(q.question, "", "", asked=asked(q.question)) is not None
-               for q in questions]
+               for q in questions]  # as the pipeline checks it (no index here: no spelling)
     return PoolArrays(tuple(questions), np.array(refused, dtype=bool), slot, dense, bm25,
                       np.array(masks, dtype=np.int64), np.array(labels, dtype=object),
                       np.array([len(q.expected_sections) for q in questions]), idcg, top_k,
