@@ -46,8 +46,9 @@ VERBS = (r"(?:say|says|tell (?:me|us)|write|explain|mention|discuss|cover|descri
          r"talk|deal with|go into)")
 SAYS_ABOUT_RE = re.compile(rf"^\W*what (?:does|do|did|can|will) {SOURCE} {VERBS} (?:about|on|"
                            r"regarding) (?P<topic>.+?)\s*[?.!]*\s*$", _FLAGS)
-ASKS_WHETHER_RE = re.compile(rf"^\W*(?:does|do|did|can|will) {SOURCE} {VERBS} (?P<rest>(?:how|what|"
-                             r"why|which|when|where|whether|if|who)\b.+)$", _FLAGS)
+WH = r"(?:how|what|why|which|when|where|who|whether|if)\b"  # opens what is asked
+ASKS_WHETHER_RE = re.compile(rf"^\W*(?:does|do|did|can|will) {SOURCE} {VERBS} (?P<rest>{WH}.+)$",
+                             _FLAGS)
 COVERS_RE = re.compile(rf"^\W*(?:does|do|did) {SOURCE} {VERBS} (?:anything )?(?:about |on )?"
                        r"(?P<topic>.+?)\s*[?.!]*\s*$", _FLAGS)
 # Greetings, requests to answer and thanks around the question: "Hi, quick question: ...", "Can
@@ -60,7 +61,7 @@ ASIDE_RE = re.compile(r"^(?:(?:a |one )?(?:quick|short|simple|small|silly|dumb|b
 REQUEST_RE = re.compile(r"^(?:(?:please|pls|kindly)\s*[,:]?\s*)?(?:(?:please\s+)?(?:answer|"
                         r"help(?: me)? with) (?:this|the following|me)\s*[,.!:;-]*\s*|(?:can|"
                         r"could|would) you (?:please |kindly )?(?:tell|show|explain to) (?:me|us)"
-                        r"(?:\s*:\s*|\s*,?\s+(?=(?:how|what|why|which|when|where|who|whether|if)\b))|"
+                        rf"(?:\s*:\s*|\s*,?\s+(?={WH}))|"
                         r"i(?:'d| would) like to know\s*[,:]?\s+|i (?:was|am|'m) wondering"
                         r"\s*[,:]?\s+|(?:please|pls|kindly)\s*[,:]?\s+)", _FLAGS)
 THANKS_RE = re.compile(r"[\s,.;:!-]*\b(?:(?:many |big )?thanks?(?: you)?(?: (?:so|very) much)?|"
@@ -73,7 +74,7 @@ IMPERATIVE_RE = re.compile(r"^\W*(?:(?P<about>tell (?:me|us) (?:about|more about
                            r"me)?|describe|define|give (?:me|us) an overview of)|(?P<list>list|"
                            r"name|enumerate))\s+(?P<rest>.+?)\s*"
                            r"[?.!]*\s*$", _FLAGS)
-WH_REST_RE = re.compile(r"^(?:how|why|what|when|where|which|who|whether)\b", _FLAGS)
+WH_REST_RE = re.compile(rf"^{WH}", _FLAGS)
 PARTICIPLES = {"recommend": "recommended", "suggest": "suggested", "advise": "advised",
                "propose": "proposed", "prefer": "preferred", "use": "used"}
 RECOMMENDS_RE = re.compile(rf"\b(?P<wh>what|which(?: \w+){{0,3}}) (?:does|do) {SOURCE} "
