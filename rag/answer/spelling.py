@@ -6,10 +6,12 @@ questions were answered with every key fact, against 194 as written (bench/phras
 word of MIN_LETTERS or more that is neither the book's nor English (pyspellchecker's
 dictionary), one edit (a letter left out, added, changed, or two swapped) away from words the
 book uses, is read as the one the book uses most ("contorller" -> "controller", "rcply" ->
-"rclpy"; a British spelling as the book's American one). Anything else stays as typed: an
-English word the book never uses is the reader's own ("lagging" is no slip for "logging"),
-and a capitalised word inside the question is a name, which the content guardrail reports
-when the book never mentions it.
+"rclpy"; a British spelling as the book's American one); a capitalised word inside the
+question is a name, read as a name the book writes with its capital one edit away ("Jeston" ->
+"Jetson": 180 -> 181 right with the slips above). The reader is told what was read otherwise
+(a notice). Anything else stays as typed: an English word the book never uses is the reader's
+own ("lagging" is no slip for "logging"), and a name the book never mentions ("Flask") is
+reported as such by the content guardrail.
 """
 
 from __future__ import annotations
@@ -45,30 +47,38 @@ def english() -> frozenset[str]:
         return frozenset()
 
 
-def corrections(question: str, words: Mapping[str, int]) -> dict[str, str]:
+def corrections(question: str, words: Mapping[str, int], names: Mapping[str, str] | None = None
+                ) -> dict[str, str]:
     """The question's misspelt words and the book's word each stands for (`words`:
-    rag.index.lexical.book_words). An English word (english()) and a capitalised word inside
-    the question (a name: the content guardrail reports one the book never mentions) are no
-    slips."""
-    fixes = {}
+    rag.index.lexical.book_words). An English word (english()) is no slip. A capitalised word
+    inside the question is a name: read as one of the book's `names` (lower case -> as the book
+    writes it: rag.index.lexical.book_casing with names) one edit away ("Jeston" -> "Jetson"),
+    or left for the content guardrail to report as a name the book never mentions ("Flask")."""
+    fixes: dict[str, str] = {}
     known = english()
     if not known:
         return fixes
     for typed in set(WORD_RE.findall(question)):
         lower = typed.lower()
-        if lower in words or lower in known or typed[0].isupper() and not \
-                question.startswith(typed):
-            continue  # a word ("lagging", "sliders") or a name ("Flask")
-        near = [w for w in one_edit(lower) if w in words and w != lower]
+        if lower in words or lower in known:
+            continue  # the book's word, or an English one ("lagging", "sliders")
+        name = typed[0].isupper() and not question.startswith(typed)
+        pool = (names or {}) if name else words
+        near = [w for w in one_edit(lower) if w in pool and w != lower]
         if near:
-            best = max(near, key=lambda w: (words[w], w))
-            fixes[typed] = best.capitalize() if typed[0].isupper() else best
+            best = max(near, key=lambda w: (words.get(w, 0), w))
+            fixes[typed] = pool[best] if name else (
+                best.capitalize() if typed[0].isupper() else best)
     return fixes
 
 
-def corrected(question: str, words: Mapping[str, int]) -> str:
-    """The question with each misspelt word replaced by the book's word (corrections())."""
-    fixes = corrections(question, words)
-    if not fixes:
+def corrected(question: str, words: Mapping[str, int], names: Mapping[str, str] | None = None,
+              fixes: dict[str, str] | None = None) -> str:
+    """The question with each misspelt word replaced by the book's word (corrections()); what
+    was replaced is added to `fixes` when given."""
+    found = corrections(question, words, names)
+    if fixes is not None:
+        fixes.update(found)
+    if not found:
         return question
-    return WORD_RE.sub(lambda m: fixes.get(m.group(0), m.group(0)), question)
+    return WORD_RE.sub(lambda m: found.get(m.group(0), m.group(0)), question)

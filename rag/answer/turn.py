@@ -9,7 +9,7 @@ from rag.answer.wording import as_read
 from rag.config import Settings
 from rag.errors import BudgetExceeded
 from rag.index.build import BookIndex
-from rag.notices import Notice
+from rag.notices import READ_AS, Notice, make_notice
 
 
 @dataclasses.dataclass
@@ -28,10 +28,14 @@ class Turn:
 
     def asked(self) -> str:
         """The question as retrieval, the offline answerer and the capability check read it
-        (rag.answer.wording.as_read): its slips as the book's words, in lower case with the
-        book's acronyms, without its words about the book, greetings or thanks."""
+        (rag.answer.wording.as_read): its slips as the book's words (said in a notice), in lower
+        case with the book's acronyms, without its words about the book, greetings or thanks."""
         if not self.plain:
-            self.plain = as_read(self.question, self.index)
+            fixes: dict[str, str] = {}
+            self.plain = as_read(self.question, self.index, fixes)
+            if fixes:  # 'Read "Jeston" as "Jetson".'
+                self.notices.append(make_notice(READ_AS, words=", ".join(
+                    f'"{typed}" as "{meant}"' for typed, meant in sorted(fixes.items()))))
         return self.plain
 
     def elapsed(self) -> float:

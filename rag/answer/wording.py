@@ -144,12 +144,13 @@ def with_casing(question: str, casing: Mapping[str, str]) -> str:
                   lambda m: casing.get(m.group(0), m.group(0)), question)
 
 
-def as_read(question: str, index) -> str:
+def as_read(question: str, index, fixes: dict[str, str] | None = None) -> str:
     """The question as retrieval, the offline answerer and the capability check read it, for a
-    loaded BookIndex: its misspelt words as the book's (rag.answer.spelling), written all in lower
-    case with the book's acronyms (with_casing), then without its words about the book,
-    greetings or thanks (asked)."""
-    return asked(with_casing(corrected(question, book_words(index)), book_casing(index)))
+    loaded BookIndex: its misspelt words and names as the book's (rag.answer.spelling; what was
+    read otherwise is added to `fixes`), written all in lower case with the book's acronyms
+    (with_casing), then without its words about the book, greetings or thanks (asked)."""
+    spelt = corrected(question, book_words(index), book_casing(index, names=True), fixes)
+    return asked(with_casing(spelt, book_casing(index)))
 
 
 def as_question(text: str) -> str:

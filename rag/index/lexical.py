@@ -220,13 +220,15 @@ CASED_WORD_RE = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)
 SENTENCE_START_RE = re.compile(r"(?:^|[.!?:]\s+|\n\s*(?:[-*+#>|]\s*)*)$")
 
 
-def book_casing(index, share: float = 0.9, least: int = 2) -> dict[str, str]:
+def book_casing(index, names: bool = False, share: float = 0.9, least: int = 2
+                ) -> dict[str, str]:
     """How the book spells the words it writes with capitals inside them (lower case -> "URDF",
-    "ROS", "RealSense", "Nav2"): those written so at least `share` of the `least`-or-more times
-    they occur inside a sentence (a sentence's first word says nothing), once per loaded index.
-    An all-lower-case question gets its acronyms back from it (rag.answer.wording.with_casing):
-    "what does urdf stand for" is then a question about an acronym. A capitalised name
-    ("Jetson") is left as it is: nothing that reads a question depends on its capital."""
+    "ROS", "RealSense", "Nav2"), or with `names` with any capital ("Jetson", "Gazebo"): those
+    written so at least `share` of the `least`-or-more times they occur inside a sentence (a
+    sentence's first word says nothing), once per loaded index. An all-lower-case question gets
+    its acronyms back from the first (rag.answer.wording.with_casing): "what does urdf stand
+    for" is then a question about an acronym; a name's capital changes nothing there. A
+    misspelt name of a question is read as one of the second (rag.answer.spelling)."""
     key = ("casing", id(index.chunks))
     if key not in index.derived:
         seen: dict[str, dict[str, int]] = {}
@@ -237,14 +239,18 @@ def book_casing(index, share: float = 0.9, least: int = 2) -> dict[str, str]:
                 if not SENTENCE_START_RE.search(c.text[max(0, m.start() - 12):m.start()]):
                     forms = seen.setdefault(m.group(1).lower(), {})
                     forms[m.group(1)] = forms.get(m.group(1), 0) + 1
-        casing = {}
-        for word, forms in seen.items():
+        index.derived[key] = seen
+    chosen = (*key, names, share, least)
+    if chosen not in index.derived:
+        spelt: dict[str, str] = {}
+        for word, forms in index.derived[key].items():
             total = sum(forms.values())
-            cased = {f: n for f, n in forms.items() if any(ch.isupper() for ch in f[1:])}
+            cased = {f: n for f, n in forms.items()
+                     if any(ch.isupper() for ch in (f if names else f[1:]))}
             if len(word) > 1 and total >= least and sum(cased.values()) >= share * total:
-                casing[word] = max(cased, key=lambda f: (cased[f], f))
-        index.derived[key] = casing
-    return index.derived[key]
+                spelt[word] = max(cased, key=lambda f: (cased[f], f))
+        index.derived[chosen] = spelt
+    return index.derived[chosen]
 
 
 WORD_RE = re.compile(r"[A-Za-z][a-z]+")

@@ -6,7 +6,7 @@ import pytest
 
 from rag.answer.pipeline import Pipeline
 from rag.answer.spelling import corrected, corrections, english, one_edit
-from rag.index.lexical import book_words
+from rag.index.lexical import book_casing, book_words
 
 
 def test_one_edit_covers_a_letter_left_out_added_changed_or_swapped() -> None:
@@ -53,3 +53,22 @@ def test_a_misspelt_question_is_answered_as_the_spelt_one(sample_index, sample_s
     slip = pipeline.answer("Why do humanoids use asbolute encoders?")
     assert slip.answer == right.answer and slip.status != "refused"
     assert slip.metadata["retrieval_query"] == "Why do humanoids use absolute encoders?"
+
+
+def test_a_misspelt_name_is_read_as_the_books_name_and_the_reader_told(sample_index,
+                                                                       sample_settings) -> None:
+    """"What is the Jeston Orin Nano?" was refused: "It never mentions Jeston." A capitalised
+    word inside the question one edit from a name the book writes with its capital is read as
+    that name, and a notice says so; any other name stays for the content guardrail."""
+    names = book_casing(sample_index, names=True)
+    assert names["kalman"] == "Kalman" and "robot" not in names
+    words = book_words(sample_index)
+    assert corrections("How does a Kalmn filter fuse an IMU?", words, names) == {
+        "Kalmn": "Kalman"}
+    assert corrections("How does a Kalmn filter fuse an IMU?", words) == {}  # no names given
+    pipeline = Pipeline(sample_index, sample_settings)
+    response = pipeline.answer("How does a Kalmn filter fuse an IMU?")
+    assert response.status != "refused"
+    assert response.metadata["retrieval_query"] == "How does a Kalman filter fuse an IMU?"
+    assert {"code": "read_as", "message": 'Read "Kalmn" as "Kalman", as the book spells it.'} \
+        in response.metadata["notices"]
