@@ -15,7 +15,7 @@ answerer shows the same two numbers on every line.
 "Please answer this: " 178 / 7; " Thanks!" 183 / 4; no question mark 185 / 5; "Can you tell me:
 " 181 / 10; "I was wondering, " 182 / 7; all lower case, no question mark 184 / 7; "I'm studying
 for the exam. " 172 / 10; the 32 "What is X?" questions as "Tell me about X." 191 / 5, "Explain
-X." 189 / 5, "Define X" 192 / 5; two letters of the longest word swapped 148 / 6 (180 / 3 once
+X." 189 / 5, "Define X" 192 / 5; two letters of the longest word swapped 148 / 6 (181 / 3 once
 slips are read as the book's words, rag.answer.spelling). After: 194 / 4 on every line but no
 question mark 193 / 4, all lower case 193 / 6 (the book's acronyms spelled back; a name the book
 never uses is not told from a word) and a sentence of the reader's own before the question,
