@@ -16,11 +16,12 @@ answerer shows the same two numbers on every line.
 " 181 / 10; "I was wondering, " 182 / 7; all lower case, no question mark 184 / 7; "I'm studying
 for the exam. " 172 / 10; the 32 "What is X?" questions as "Tell me about X." 191 / 5, "Explain
 X." 189 / 5, "Define X" 192 / 5; two letters of the longest word swapped 148 / 6 (181 / 3 once
-slips are read as the book's words, rag.answer.spelling). After: 194 / 4 on every line but no
-question mark 193 / 4, all lower case 193 / 6 (the book's acronyms spelled back; a name the book
-never uses is not told from a word) and a sentence of the reader's own before the question,
-unchanged (it is often the question's context: "My robot keeps falling over. What should I
-check?").
+slips are read as the book's words, rag.answer.spelling); "ELI5: " 0 / 0 ("ELI5" a name the book
+never mentions), "In simple terms, " 177 / 9, "Briefly, " 180 / 8, "? Keep it short." 183 / 4.
+After: 194 / 4 on every line but no question mark 193 / 4, all lower case 193 / 6 (the book's
+acronyms spelled back; a name the book never uses is not told from a word) and a sentence of the
+reader's own before the question, unchanged (it is often the question's context: "My robot keeps
+falling over. What should I check?").
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ WORDINGS: dict[str, Callable[[str], str]] = {
     "can you tell me": lambda q: "Can you tell me: " + q,
     "wondering": lambda q: "I was wondering, " + _lower_first(q),
     "thanks": lambda q: q + " Thanks!",
+    "eli5": lambda q: "ELI5: " + q,
+    "in simple terms": lambda q: "In simple terms, " + _lower_first(q),
+    "briefly": lambda q: "Briefly, " + _lower_first(q),
+    "keep it short": lambda q: q.rstrip("?") + "? Keep it short.",
     "no question mark": lambda q: q.rstrip("?"),
     "lower case, no question mark": lambda q: q.lower().rstrip("?"),
     "own sentence before": lambda q: "I'm studying for the exam. " + q,

@@ -58,15 +58,23 @@ def test_a_question_about_the_book_or_its_content_words_stays_as_asked(question)
     ("How many weeks does the course run", "How many weeks does the course run?"),
     ("Question: what is a node?", "What is a node?"),
     ("Hi, according to the book, what is ZMP? Thanks", "What is ZMP?"),
+    ("ELI5: what is ZMP?", "What is ZMP?"),
+    ("In simple terms, why do robots fall?", "Why do robots fall?"),
+    ("How does PID work? Keep it short.", "How does PID work?"),
+    ("What is ZMP, in one sentence?", "What is ZMP?"),
+    ("Briefly, what is DDS", "What is DDS?"),
 ])
 def test_greetings_requests_and_thanks_are_not_the_question(question, plain) -> None:
     """With "Hi, quick question: " before every development question, answers holding every
-    key fact fell from 194 to 173 of 298; without their question marks, to 185."""
+    key fact fell from 194 to 173 of 298; without their question marks, to 185; with "ELI5: "
+    none was right ("ELI5" is a name the book never mentions)."""
     assert asked(question) == plain
 
 
 @pytest.mark.parametrize("question", ["Hi", "Thanks", "What does ta mean?",
-                                      "Can you tell me the price of the kit?"])
+                                      "Can you tell me the price of the kit?",
+                                      "Should the controller be simple?",
+                                      "How can I build quickly?"])
 def test_nothing_but_an_aside_or_a_question_using_such_words_stays(question) -> None:
     assert without_asides(question) == question
 
