@@ -18,8 +18,8 @@ for the exam. " 172 / 10; the 32 "What is X?" questions as "Tell me about X." 19
 X." 189 / 5, "Define X" 192 / 5; two letters of the longest word swapped 148 / 6 (181 / 3 once
 slips are read as the book's words, rag.answer.spelling); "ELI5: " 0 / 0 ("ELI5" a name the book
 never mentions), "In simple terms, " 177 / 9, "Briefly, " 180 / 8, "? Keep it short." 183 / 4.
-After: 194 / 4 on every line but no question mark 193 / 4, all lower case 193 / 6 (the book's
-acronyms spelled back; a name the book never uses is not told from a word) and a sentence of the
+After: 194 / 4 on every line but all lower case 194 / 5 (the book's acronyms spelled back, a
+word neither English nor the book's taken for a name), slips 181 / 3, and a sentence of the
 reader's own before the question, unchanged (it is often the question's context: "My robot keeps
 falling over. What should I check?").
 """

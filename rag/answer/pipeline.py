@@ -226,7 +226,8 @@ class Pipeline:
         # names the book never mentions; a pasted passage may mention them, so not with one
         book_only = bool(retrieval.candidates) and all(
             h.chunk.source == "book" for h in retrieval.candidates)
-        unknown = g.unknown_names(turn.asked(), book_vocabulary(turn.index)) if book_only else []
+        unknown = g.unknown_names(turn.asked(), book_vocabulary(turn.index),
+                                  turn.question == turn.question.lower()) if book_only else []
         return g.check_content(best, threshold, turn.question, book, nearest,
                                s.off_topic_keywords, unknown)
 

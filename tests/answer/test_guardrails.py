@@ -390,3 +390,12 @@ def test_unresolved_marker_is_flagged(claude_pipeline) -> None:
     actions = response.validation["guardrail_actions"]
     assert actions[0]["reason_code"] == g.CITATION_UNRESOLVED and actions[0]["action"] == "flag"
 
+
+
+def test_a_question_without_capitals_names_what_is_neither_english_nor_the_books() -> None:
+    """"how do i export a solidworks assembly to urdf" was answered: without capitals nothing
+    looked like a name. Then a word that is neither English nor the book's is one."""
+    known = {"export", "assembl", "urdf", "ros", "jetson"}
+    question = "how do i export a solidworks assembly to urdf? my jetson doesn't see it"
+    assert g.unknown_names(question, known, lower_case=True) == ["solidworks"]
+    assert g.unknown_names(question, known) == []  # as written with capitals, names have them

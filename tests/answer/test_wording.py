@@ -57,6 +57,8 @@ def test_a_question_about_the_book_or_its_content_words_stays_as_asked(question)
     ("I was wondering, which GPU should I buy?", "Which GPU should I buy?"),
     ("How many weeks does the course run", "How many weeks does the course run?"),
     ("Question: what is a node?", "What is a node?"),
+    ("In the package project, at what point is success reported",
+     "In the package project, at what point is success reported?"),
     ("Hi, according to the book, what is ZMP? Thanks", "What is ZMP?"),
     ("ELI5: what is ZMP?", "What is ZMP?"),
     ("In simple terms, why do robots fall?", "Why do robots fall?"),
@@ -125,7 +127,7 @@ def test_the_book_reference_changes_neither_the_answer_nor_the_guardrails(
 def test_an_all_lower_case_question_gets_the_books_acronyms_back(sample_index) -> None:
     """"what does urdf stand for" asked about no acronym: on the development sets written all
     in lower case and without question marks, 184 of 298 answers held every key fact (194 as
-    written); with the book's spelling of its acronyms and the question mark, 193."""
+    written); with the book's spelling of its acronyms and the question mark, 194."""
     casing = book_casing(sample_index)
     assert casing["zmp"] == "ZMP" and casing["pid"] == "PID" and casing["cop"] == "CoP"
     assert "the" not in casing and "robot" not in casing and "n" not in casing
