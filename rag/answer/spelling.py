@@ -22,7 +22,9 @@ import string
 from collections.abc import Mapping
 
 MIN_LETTERS = 5  # a shorter word has too many neighbours one edit away
-WORD_RE = re.compile(rf"(?<![\w./'-])[A-Za-z][a-z]{{{MIN_LETTERS - 1},}}(?![\w./'-])")
+MAX_LETTERS = 30  # a longer run of letters is no word (and its edits would fill megabytes)
+WORD_RE = re.compile(rf"(?<![\w./'-])[A-Za-z][a-z]{{{MIN_LETTERS - 1},{MAX_LETTERS - 1}}}"
+                     r"(?![\w./'-])")
 
 
 def one_edit(word: str) -> set[str]:

@@ -79,6 +79,7 @@ STYLE_TAIL_RE = re.compile(rf"[\s,;:.!?-]*(?:please\s+)?{STYLE}(?:\s*,?\s*please
                            _FLAGS)
 THANKS_RE = re.compile(r"[\s,.;:!-]*\b(?:(?:many |big )?thanks?(?: you)?(?: (?:so|very) much)?|"
                        r"thx|ty|cheers|please|pls)(?: in advance| a lot)?\s*[.!:)]*\s*$", _FLAGS)
+TAIL = 120  # characters at the end of a question that thanks or a style request may take
 WH_RE = re.compile(r"^(?:how|what|what's|why|which|when|where|who|whose|is|are|can|could|does|do|"
                    r"did|should|will|would|was|were|has|have)\b", _FLAGS)
 # "Tell me about X.", "Explain X.", "Define X", "List the X": a request for what the book says
@@ -140,8 +141,9 @@ def without_asides(text: str) -> str:
     for pattern in (GREETING_RE, ASIDE_RE, REQUEST_RE, STYLE_LEAD_RE, GREETING_RE, ASIDE_RE,
                     STYLE_LEAD_RE):
         rest = pattern.sub("", rest, count=1)
-    for pattern in (THANKS_RE, STYLE_TAIL_RE, THANKS_RE):
-        rest = pattern.sub("", rest, count=1).strip()
+    for pattern in (THANKS_RE, STYLE_TAIL_RE, THANKS_RE):  # on the last TAIL characters only:
+        head, tail = rest[:-TAIL], rest[-TAIL:]  # 1,000 commas took 120 ms searched whole
+        rest = (head + pattern.sub("", tail, count=1)).strip()
     if rest and rest[-1].isalnum() and "?" in text and "?" not in rest:
         rest += "?"  # "How does X work? Keep it short." keeps its question mark
     if not re.search(r"\w", rest):

@@ -72,3 +72,12 @@ def test_a_misspelt_name_is_read_as_the_books_name_and_the_reader_told(sample_in
     assert response.metadata["retrieval_query"] == "How does a Kalman filter fuse an IMU?"
     assert {"code": "read_as", "message": 'Read "Kalmn" as "Kalman", as the book spells it.'} \
         in response.metadata["notices"]
+
+
+def test_a_run_of_letters_longer_than_any_word_is_not_edited() -> None:
+    """One edit of a 1,000-letter "word" is 54,000 strings of 1,000 characters: such a run is
+    no word, and only words of MIN_LETTERS to MAX_LETTERS letters are looked at."""
+    from rag.answer.spelling import MAX_LETTERS, WORD_RE
+
+    assert WORD_RE.findall("a" * 1000) == [] and corrections("q" * 1000, {"q" * 999: 1}) == {}
+    assert WORD_RE.findall("x" * MAX_LETTERS) == ["x" * MAX_LETTERS]
