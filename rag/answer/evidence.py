@@ -57,6 +57,13 @@ def gather_sources(hits: Sequence[Hit], candidates: Sequence[Hit] = (),
     return sources
 
 
+def gives_definition(text: str, kind: str, subject: str) -> bool:
+    """The unit gives the book's definition of `subject` (rag.answer.shape.defines): not a
+    command that names it ("git clone .../isaac_ros_common") nor a heading that only names it
+    or spells it out ("1. LIDAR (Light Detection and Ranging)")."""
+    return kind not in (COMMAND, HEADING) and defines(text, subject)
+
+
 def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Sequence[str],
                      table: SentenceTable | None, limit: int = MAX_DEFINING) -> list[Hit]:
     """`sources` and, after them, up to `limit` more for each of the `subjects` no source
@@ -72,8 +79,8 @@ def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Se
     for subject in filter(None, subjects):
         terms = frozenset(tokenize(subject))  # a unit without them cannot define it
         defining = {table.keys[r] for r, stems in enumerate(table.token_sets)
-                    if terms <= stems and table.kinds[r] not in (COMMAND, HEADING) and
-                    defines(table.texts[r], subject)}  # "IMU (Inertial ...)" names, not defines
+                    if terms <= stems and gives_definition(table.texts[r], table.kinds[r],
+                                                           subject)}
         if have & defining:
             continue
         added = 0

@@ -45,7 +45,13 @@ import numpy as np
 
 from rag.answer import quantity
 from rag.answer.correctness import answer_probability
-from rag.answer.evidence import gather_sources, source_units, with_definitions
+from rag.answer.evidence import (
+    EvidenceUnit,
+    gather_sources,
+    gives_definition,
+    source_units,
+    with_definitions,
+)
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.quotes import (
     SUPPORT_FLOOR,
@@ -69,7 +75,7 @@ from rag.answer.unit_scoring import (
     unit_features,
     unit_probabilities,
 )
-from rag.book.sentences import COMMAND, HEADING
+from rag.book.sentences import HEADING
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.types import Draft, Hit
@@ -134,16 +140,13 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     count = max(1, max_sentences)
     plain = chosen = choose(scored, count, question)
     rule = ""  # why the quotes are not plain's, in words
-    opening = chosen[0].unit.text
     if pair := defined_pair(scored, compared, question):  # read as asked, the likelier leads
         chosen = sorted(pair, key=lambda s: -s.probability)  # the confidence and the quotes
         rule = "the book's definitions of " + " and of ".join(f'"{c}"' for c in compared) + \
             ", the two things the question compares"
-    elif subject and not (chosen[0].unit.kind != HEADING and defines(opening, subject) or
-                          expands(opening, question) and (
-                              chosen[0].unit.kind != HEADING or STAND_FOR.search(question))) and (
-            defining := led_by(scored, count, question, lambda u: u.kind not in (
-                COMMAND, HEADING) and defines(u.text, subject))):
+    elif subject and not answers_subject(chosen[0].unit, subject, question) and (
+            defining := led_by(scored, count, question,
+                               lambda u: gives_definition(u.text, u.kind, subject))):
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
         chosen, rule = defining, f'the book\'s definition of "{subject}"'
@@ -173,6 +176,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   more_units(scored, chosen), led_by=rule if chosen != plain else "")
 
 
+
+
+def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:
+    """The unit already answers "What is X?": it defines X or spells out the acronym asked
+    about; a heading that spells one out answers only what it stands for (STAND_FOR)."""
+    if unit.kind == HEADING:
+        return expands(unit.text, question) and bool(STAND_FOR.search(question))
+    return defines(unit.text, subject) or expands(unit.text, question)
 
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE

@@ -126,7 +126,7 @@ def check_capability(question: str, book: str, as_of: str,
     With the book's chunks given, a code request is pointed to the book's own code sections,
     those nearest the question (its ranked `candidates`) first, or told the book has none."""
     asked = asked or question
-    if CODE_REQUEST_RE.search(question) or CODE_REQUEST_RE.search(asked):
+    if any(CODE_REQUEST_RE.search(text) for text in {question, asked}):
         message = NO_CODE
         if chunks is not None:
             names = code_sections(candidates, chunks)

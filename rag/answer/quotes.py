@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.answer.evidence import EvidenceUnit
-from rag.answer.shape import defines, detour
-from rag.book.sentences import CITATION_RE, COMMAND, HEADING, OWN_LABEL_RE, ROW
+from rag.answer.evidence import EvidenceUnit, gives_definition
+from rag.answer.shape import detour
+from rag.book.sentences import CITATION_RE, OWN_LABEL_RE, ROW
 from rag.index.lexical import tokenize
 
 SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: refuse
@@ -133,11 +133,11 @@ def defined_pair(scored: list[Scored], compared: tuple[str, ...], question: str
     "Inverse Kinematics: Calculating joint angles needed ..."); None unless the book's
     evidence defines both, within MAX_WORDS. The book defining both is the answer's support:
     each definition alone may score low against a question that names two things."""
-    quotable = [s for s in quotable_units(scored, question)
-                if s.unit.kind not in (COMMAND, HEADING)]  # "1. LIDAR (Light Detection ...)"
+    quotable = quotable_units(scored, question)
     pair: list[Scored] = []
     for subject in compared:
-        defining = [s for s in quotable if s not in pair and defines(s.unit.text, subject)]
+        defining = [s for s in quotable if s not in pair and
+                    gives_definition(s.unit.text, s.unit.kind, subject)]
         if not defining:
             return None
         pair.append(likeliest(defining))
