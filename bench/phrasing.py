@@ -22,6 +22,11 @@ After: 194 / 4 on every line but all lower case 194 / 5 (the book's acronyms spe
 word neither English nor the book's taken for a name), slips 181 / 3, and a sentence of the
 reader's own before the question, unchanged (it is often the question's context: "My robot keeps
 falling over. What should I check?").
+
+2026-11-25, before rag.answer.wording.without_own_sentences: "I'm studying for the exam. " 172 /
+10, "I'm new to all of this. " 183 / 12, "Our teacher asked us this in class today. " 7 / 0 and
+"I have a test on this tomorrow! " 0 / 0 (asking about today or tomorrow: real time), "Sorry if
+this is a silly question. " 171 / 9, " Just curious." after it 185 / 5. After: 194 / 4 each.
 """
 
 from __future__ import annotations
@@ -84,6 +89,11 @@ WORDINGS: dict[str, Callable[[str], str]] = {
     "no question mark": lambda q: q.rstrip("?"),
     "lower case, no question mark": lambda q: q.lower().rstrip("?"),
     "own sentence before": lambda q: "I'm studying for the exam. " + q,
+    "new to this": lambda q: "I'm new to all of this. " + q,
+    "asked in class": lambda q: "Our teacher asked us this in class today. " + q,
+    "sorry": lambda q: "Sorry if this is a silly question. " + q,
+    "test tomorrow": lambda q: "I have a test on this tomorrow! " + q,
+    "just curious (after)": lambda q: q + " Just curious.",
     "typo": lambda q: _typo(q),
 }
 

@@ -42,7 +42,7 @@ def lexical_signature() -> dict:
 
 
 @lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
+def english_stop_words() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     return frozenset(STOPWORDS_EN_PLUS)
@@ -64,7 +64,7 @@ def tokenize(text: str, stem: bool = True, stop_words: bool = True) -> list[str]
     """Lower-case word tokens, stop words removed, Snowball-stemmed."""
     words = [w.replace("’", "'").split("'")[0] for w in TOKEN_RE.findall(text.lower())]
     if stop_words:
-        stops = _stop_words()
+        stops = english_stop_words()
         words = [w for w in words if w not in stops]
     return _stemmer().stemWords(words) if stem else words
 
