@@ -23,7 +23,7 @@ word neither English nor the book's taken for a name), slips 181 / 3, and a sent
 reader's own before the question, unchanged (it is often the question's context: "My robot keeps
 falling over. What should I check?").
 
-2026-11-25, before rag.answer.wording.without_own_sentences: "I'm studying for the exam. " 172 /
+2026-11-24, before rag.answer.wording.without_own_sentences: "I'm studying for the exam. " 172 /
 10, "I'm new to all of this. " 183 / 12, "Our teacher asked us this in class today. " 7 / 0 and
 "I have a test on this tomorrow! " 0 / 0 (asking about today or tomorrow: real time), "Sorry if
 this is a silly question. " 171 / 9, " Just curious." after it 185 / 5. After: 194 / 4 each.
