@@ -27,6 +27,9 @@ falling over. What should I check?").
 10, "I'm new to all of this. " 183 / 12, "Our teacher asked us this in class today. " 7 / 0 and
 "I have a test on this tomorrow! " 0 / 0 (asking about today or tomorrow: real time), "Sorry if
 this is a silly question. " 171 / 9, " Just curious." after it 185 / 5. After: 194 / 4 each.
+Slips 181 / 3 -> 192 / 3 once names with capitals inside ("TensroRT"), possessives
+("capsotne's"), compounds ("naviagte-to-goal") and English words the book does not use
+("repalce") are read too.
 """
 
 from __future__ import annotations

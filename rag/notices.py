@@ -25,7 +25,7 @@ EMBED_RUNTIME_FALLBACK = "embed_runtime_fallback"
 RERANK_FAILED = "rerank_failed"
 AUDIT_UNAVAILABLE = "audit_unavailable"
 CLIENT_DISCONNECTED = "client_disconnected"  # an API client left before the answer ended
-READ_AS = "read_as"  # a misspelt word of the question read as the book's (rag.answer.spelling)
+READ_AS = "read_as"  # a misspelt word of the question read as meant (rag.answer.spelling)
 UNKNOWN = "unknown"  # a message from a log written before notices had codes
 
 NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, message template)
@@ -55,7 +55,7 @@ NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, mess
     CLIENT_DISCONNECTED: (INFO, "client disconnected",
                           "The client disconnected before the answer was delivered; it was "
                           "answered and logged in full."),
-    READ_AS: (INFO, "spelling read as the book's", "Read {words}, as the book spells it."),
+    READ_AS: (INFO, "slip of the keyboard read", "Read {words}, taken for a slip of the keyboard."),
     UNKNOWN: (INFO, "notice", "{error}"),
 }
 

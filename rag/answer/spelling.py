@@ -6,12 +6,15 @@ questions were answered with every key fact, against 194 as written (bench/phras
 word of MIN_LETTERS or more that is neither the book's nor English (pyspellchecker's
 dictionary), one edit (a letter left out, added, changed, or two swapped) away from words the
 book uses, is read as the one the book uses most ("contorller" -> "controller", "rcply" ->
-"rclpy"; a British spelling as the book's American one); a capitalised word inside the
-question is a name, read as a name the book writes with its capital one edit away ("Jeston" ->
-"Jetson": 180 -> 181 right with the slips above). The reader is told what was read otherwise
-(a notice). Anything else stays as typed: an English word the book never uses is the reader's
-own ("lagging" is no slip for "logging"), and a name the book never mentions ("Flask") is
-reported as such by the content guardrail.
+"rclpy"; a British spelling as the book's American one), else as the English word that two
+swapped letters make ("repalce" -> "replace"; not one other edit away: "voxel" is the reader's
+term, not "vowel"). A capitalised word inside the question, or one with capitals inside it, is a
+name, read as a name the book writes with its capital one edit away ("Jeston" -> "Jetson",
+"TensroRT" -> "TensorRT": 180 -> 181 -> 192 right with the slips above, with possessives,
+hyphenated compounds and file names' words read too: "capsotne's", "naviagte-to-goal"). The
+reader is told what was read otherwise (a notice). Anything else stays as typed: an English word
+the book never uses is the reader's own ("lagging" is no slip for "logging"), and a name the
+book never mentions ("Flask") is reported as such by the content guardrail.
 """
 
 from __future__ import annotations
@@ -22,31 +25,43 @@ import string
 from collections.abc import Mapping
 
 MIN_LETTERS = 5  # a shorter word has too many neighbours one edit away
+# A misspelt name is read as a word the book writes with a capital this often or more inside a
+# sentence ("Windows" 7 of 8 times, "TensorRT" 7 of 8: a lower-case mention in a command or a
+# path does not make them common words).
+NAME_SHARE = 0.75
 MAX_LETTERS = 30  # a longer run of letters is no word (and its edits would fill megabytes)
-WORD_RE = re.compile(rf"(?<![\w./'-])[A-Za-z][a-z]{{{MIN_LETTERS - 1},{MAX_LETTERS - 1}}}"
-                     r"(?![\w./'-])")
+# A word, or a name with capitals inside ("TensorRT"), not part of a path, a file name or an
+# identifier; a possessive's "'s", a hyphenated compound's other words and a file name's
+# extension may follow ("capsotne's", "naviagte-to-goal", "pacakge.xml").
+WORD_RE = re.compile(rf"(?<![\w./'])[A-Za-z][A-Za-z]{{{MIN_LETTERS - 1},{MAX_LETTERS - 1}}}"
+                     r"(?![\w/]|\.\w+[./]|['’](?![sS]\b))")
 
 
 def one_edit(word: str) -> set[str]:
     """Every string one deletion, transposition, substitution or insertion away."""
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return ({a + b[1:] for a, b in splits if b}
-            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    return ({a + b[1:] for a, b in splits if b} | swapped(word)
             | {a + c + b[1:] for a, b in splits if b for c in string.ascii_lowercase}
             | {a + c + b for a, b in splits for c in string.ascii_lowercase})
 
 
+def swapped(word: str) -> set[str]:
+    """Every string with two neighbouring letters of `word` swapped."""
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+
+
 @functools.cache
-def english() -> frozenset[str]:
+def english() -> Mapping[str, int]:
     """The words of pyspellchecker's English dictionary (160,572, inflections included:
-    "putting", "lagging", "sliders", "outage"), the words a question may use that the book does
-    not; loaded once (0.2 s), empty when it cannot be read (then nothing is corrected)."""
+    "putting", "lagging", "sliders", "outage") with how often English uses them, the words a
+    question may use that the book does not; loaded once (0.2 s), empty when it cannot be read
+    (then nothing is corrected)."""
     try:
         from spellchecker import SpellChecker
 
-        return frozenset(SpellChecker(language="en", distance=1).word_frequency.dictionary)
+        return dict(SpellChecker(language="en", distance=1).word_frequency.dictionary)
     except (ImportError, OSError, ValueError):
-        return frozenset()
+        return {}
 
 
 def corrections(question: str, words: Mapping[str, int], names: Mapping[str, str] | None = None
@@ -62,15 +77,24 @@ def corrections(question: str, words: Mapping[str, int], names: Mapping[str, str
         return fixes
     for typed in set(WORD_RE.findall(question)):
         lower = typed.lower()
-        if lower in words or lower in known:
-            continue  # the book's word, or an English one ("lagging", "sliders")
-        name = typed[0].isupper() and not question.startswith(typed)
-        pool = (names or {}) if name else words
-        near = [w for w in one_edit(lower) if w in pool and w != lower]
-        if near:
-            best = max(near, key=lambda w: (words.get(w, 0), w))
-            fixes[typed] = pool[best] if name else (
-                best.capitalize() if typed[0].isupper() else best)
+        if lower in words or lower in known or lower in (names or {}):
+            continue  # the book's word or name ("capex": CapEx), or English ("lagging")
+        name = any(ch.isupper() for ch in typed[1:]) or (
+            typed[0].isupper() and not question.startswith(typed))
+        edits = one_edit(lower)
+        if name:
+            near = [w for w in edits if w in (names or {})]
+            if near:
+                fixes[typed] = (names or {})[max(near, key=lambda w: (words.get(w, 0), w))]
+            continue
+        # the book's word used most, else the English word two swapped letters make ("repalce"
+        # -> "replace"): a word one other edit from an English one is often a term of the
+        # reader's ("voxel", not "vowel")
+        best = max((w for w in edits if w in words), key=lambda w: (words[w], w), default="") \
+            or max((w for w in swapped(lower) if w in known), key=lambda w: (known[w], w),
+                   default="")
+        if best:
+            fixes[typed] = best.capitalize() if typed[0].isupper() else best
     return fixes
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from rag.answer.spelling import corrected
+from rag.answer.spelling import NAME_SHARE, corrected
 from rag.index.lexical import book_casing, book_words, english_stop_words
 
 # What the reader calls the book: not "course" or "guide" (a course's own words: "How many weeks
@@ -209,7 +209,8 @@ def as_read(question: str, index, fixes: dict[str, str] | None = None) -> str:
     loaded BookIndex: its misspelt words and names as the book's (rag.answer.spelling; what was
     read otherwise is added to `fixes`), written all in lower case with the book's acronyms
     (with_casing), then without its words about the book, greetings or thanks (asked)."""
-    spelt = corrected(question, book_words(index), book_casing(index, names=True), fixes)
+    names = book_casing(index, names=True, share=NAME_SHARE)
+    spelt = corrected(question, book_words(index), names, fixes)
     return asked(with_casing(spelt, book_casing(index)))
 
 
