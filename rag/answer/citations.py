@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.answer.llm import MARKER_RE, says_not_covered
@@ -36,12 +36,31 @@ def build_url(template: str, base_url: str, chunk: Chunk) -> str:
     return f"{scheme}{sep}{re.sub(r'/{2,}', '/', rest)}"
 
 
-def chunk_location(chunk: Chunk, template: str, base_url: str) -> dict:
-    """Where a chunk is, as a citation names it: its link (build_url), ids, section and chapter
-    titles and pages."""
+def section_names(chunks: Sequence[Chunk]) -> dict[str, str]:
+    """The name of each of the book's sections that shares its title with another section of
+    its chapter, with the heading it sits under: "Option 1: On-Premise Lab (High CapEx) ›
+    Advantages", not "Advantages" three times in "Lab Infrastructure Options" (section key ->
+    name; the other sections are named by their title)."""
+    paths: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
+    for c in chunks:
+        if c.source == "book":
+            paths.setdefault((c.chapter_id, c.section_title), {})[c.section_key] = c.heading_path
+    return {key: f"{path[-2]} › {path[-1]}" for same in paths.values() if len(same) > 1
+            for key, path in same.items() if len(path) > 2}
+
+
+def section_name(chunk: Chunk, names: Mapping[str, str] | None = None) -> str:
+    """A chunk's section as citations name it: section_names()' name, else its title."""
+    return (names or {}).get(chunk.section_key, chunk.section_title)
+
+
+def chunk_location(chunk: Chunk, template: str, base_url: str,
+                   names: Mapping[str, str] | None = None) -> dict:
+    """Where a chunk is, as a citation names it: its link (build_url), ids, section (named apart
+    from a same-titled one of its chapter: section_names) and chapter titles and pages."""
     return {"url": build_url(template, base_url, chunk), "chunk_id": chunk.chunk_id,
             "module_id": chunk.module_id, "chapter_id": chunk.chapter_id,
-            "section_id": chunk.section_id, "section_title": chunk.section_title,
+            "section_id": chunk.section_id, "section_title": section_name(chunk, names),
             "chapter_title": chunk.chapter_title, "page": chunk.page, "page_end": chunk.page_end,
             "stable": chunk.stable and bool(chunk.section_id)}
 
@@ -91,9 +110,9 @@ def page_label(page: int | None, page_end: int | None = None) -> str:
     return f"Pages {page}–{page_end}" if page_end and page_end != page else f"Page {page}"
 
 
-def display_text(chunk: Chunk, excerpt: str) -> str:
+def display_text(chunk: Chunk, excerpt: str, names: Mapping[str, str] | None = None) -> str:
     """SPEC §3: [Source: Section Title (Page 42) - "excerpt"]; the page only when known."""
-    title = "Selected text" if chunk.source == "selection" else chunk.section_title
+    title = "Selected text" if chunk.source == "selection" else section_name(chunk, names)
     pages = page_label(chunk.page, chunk.page_end)
     return f'[Source: {title}{f" ({pages})" if pages else ""} - "{excerpt}"]'
 
@@ -109,8 +128,10 @@ def count_uncited(text: str, quotes: Sequence[str] = ()) -> int:
 
 
 def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
-         quotes: Sequence[str] = (), siblings: Sequence[Hit] = ()) -> CitedAnswer:
-    """Keep markers that name a retrieved excerpt, drop the rest, and build one citation each."""
+         quotes: Sequence[str] = (), siblings: Sequence[Hit] = (),
+         names: Mapping[str, str] | None = None) -> CitedAnswer:
+    """Keep markers that name a retrieved excerpt, drop the rest, and build one citation each
+    (`names`: section_names())."""
     unresolved = 0
 
     def keep(match: re.Match) -> str:
@@ -134,8 +155,8 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
                              (mine[0], mine[0]) if mine else (hit.chunk.text, ""))
         excerpt = pick_excerpt(source, quote)
         citations.append(Citation(
-            marker=f"S{n}", text=display_text(hit.chunk, excerpt), excerpt=excerpt,
-            confidence=hit.blended, **chunk_location(hit.chunk, template, base_url)))
+            marker=f"S{n}", text=display_text(hit.chunk, excerpt, names), excerpt=excerpt,
+            confidence=hit.blended, **chunk_location(hit.chunk, template, base_url, names)))
     return CitedAnswer(text, tuple(citations), unresolved, count_uncited(text, quotes))
 
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag.answer import guardrails as g
-from rag.answer.citations import chunk_location, cite
+from rag.answer.citations import chunk_location, cite, section_name, section_names
 from rag.answer.claims import unsupported_verdicts
 from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confidence
 from rag.answer.context import ContextDecision
 from rag.answer.llm import says_not_covered
 from rag.answer.turn import Turn
-from rag.types import MODE_LABELS, Confidence, Draft, Response, Retrieval, Verdict
+from rag.types import MODE_LABELS, Chunk, Confidence, Draft, Response, Retrieval, Verdict
+
+if TYPE_CHECKING:
+    from rag.index.build import BookIndex
 
 
 def apply_guardrail_mode(verdicts: list[Verdict], mode: str) -> list[Verdict]:
@@ -70,15 +74,15 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
     confidence = score_confidence(best, draft.generation_confidence if draft else None,
                                   s.level_high, s.level_medium,
                                   calibrated=bool(draft and draft.calibrated))
-    nearest = list(dict.fromkeys(f"{h.chunk.chapter_title} › {h.chunk.section_title}"
-                                 for h in retrieval.candidates if h.chunk.source == "book"))[:3]
+    names = book_section_names(turn.index)
+    nearest = list(dict.fromkeys(place_name(h.chunk, names) for h in retrieval.candidates
+                                 if h.chunk.source == "book"))[:3]
     verdicts: list[Verdict] = [verdict] if verdict else []
     citations: tuple = ()
     answer = ""
     if draft is not None:
         cited = cite(draft.text, draft.sources or retrieval.hits, s.url_template, s.base_url,
-                     draft.quotes,
-                     retrieval.candidates)
+                     draft.quotes, retrieval.candidates, names)
         verdicts = draft_verdicts(turn, draft, cited, confidence, nearest, all(
             h.chunk.source == "selection" for h in retrieval.hits))
         citations, answer = cited.citations, cited.text
@@ -96,7 +100,7 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
     # under an answer, the units that scored next; under a draft that refused, those that came
     # closest (not under an answer the confidence gate refused: its best units are not shown)
     if draft is not None and draft.more and (status != "refused" or not draft.quotes):
-        metadata["more_from_book"] = more_from_book(draft, s.url_template, s.base_url)
+        metadata["more_from_book"] = more_from_book(draft, s.url_template, s.base_url, names)
     return Response(
         answer=answer, citations=citations, metadata=metadata,
         validation={
@@ -109,12 +113,30 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
         verdicts=tuple(verdicts), settings={**s.snapshot(), **context})
 
 
-def more_from_book(draft: Draft, template: str, base_url: str) -> list[dict[str, Any]]:
+def more_from_book(draft: Draft, template: str, base_url: str,
+                   names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The units that scored next under an extractive answer (Draft.more), each with the section
     it is from and that section's link, as a citation names them (not part of the answer)."""
     return [{"text": text, "probability": round(float(probability), 4),
-             **chunk_location(draft.sources[source].chunk, template, base_url)}
+             **chunk_location(draft.sources[source].chunk, template, base_url, names)}
             for text, source, probability in draft.more]
+
+
+def place_name(chunk: Chunk, names: Mapping[str, str]) -> str:
+    """"Chapter › Section" (section_name), or the chapter's title alone for its opening text."""
+    section = section_name(chunk, names)
+    return chunk.chapter_title if section == chunk.chapter_title else \
+        f"{chunk.chapter_title} › {section}"
+
+
+def book_section_names(index: BookIndex | None) -> dict[str, str]:
+    """rag.answer.citations.section_names of the book, once per loaded index."""
+    if index is None:
+        return {}
+    key = ("section_names", id(index.chunks))
+    if key not in index.derived:
+        index.derived[key] = section_names(index.chunks)
+    return index.derived[key]
 
 
 def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retrieval: Retrieval,

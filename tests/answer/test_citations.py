@@ -17,9 +17,11 @@ from rag.answer.citations import (
     display_text,
     pick_excerpt,
     render_inline,
+    section_names,
 )
 from rag.answer.pipeline import Pipeline
 from rag.book.parse import parse_book
+from rag.config import load_settings
 from rag.index.load import load_index
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.types import Chunk, Hit
@@ -283,3 +285,69 @@ def test_an_excerpt_keeps_link_text_not_the_book_relative_link() -> None:
     assert excerpt.startswith("Check the hardware requirements and the simulator setup first. "
                               "Integral action")
     assert "](" not in excerpt and "./" not in excerpt and "Wiring" not in excerpt
+
+
+LAB_BOOK = """---
+id: labs
+title: Lab Options
+---
+# Lab Options
+
+## Option 1: On-Premise Lab
+
+Workstations with RTX GPUs sit in the room, one per student.
+
+### Advantages
+
+No monthly bill: the workstations are bought once and simulate without any network delay.
+
+## Option 2: Cloud Lab
+
+Students rent GPU instances by the hour from a cloud provider.
+
+### Advantages
+
+No upfront purchase: the cloud instances cost nothing to set up and scale up for a term.
+"""
+
+
+def test_sections_sharing_a_title_in_a_chapter_are_named_with_their_heading() -> None:
+    """"Lab Infrastructure Options › Advantages" named three sections of the Physical AI book
+    (one per option) and "Sample Lab Configuration (20 Students)" two: the reader could not
+    tell which option's advantages or costs an answer quoted."""
+    first = dataclasses.replace(make_chunk("adv-1"), section_title="Advantages",
+                                heading_path=("Lab Options", "Option 1: On-Premise", "Advantages"))
+    second = dataclasses.replace(first, section_id="adv-2", chunk_id="id-adv-2",
+                                 heading_path=("Lab Options", "Option 2: Cloud", "Advantages"))
+    alone = make_chunk()
+    names = section_names([first, second, alone])
+    assert names == {first.section_key: "Option 1: On-Premise › Advantages",
+                     second.section_key: "Option 2: Cloud › Advantages"}
+    answer = cite("Bought once [S1]. Nothing to set up [S2]. Tuning [S3].",
+                  [make_hit(first), make_hit(second), make_hit(alone)], TEMPLATE, BASE,
+                  names=names)
+    assert [c.section_title for c in answer.citations] == [
+        "Option 1: On-Premise › Advantages", "Option 2: Cloud › Advantages", "PID Basics"]
+    assert answer.citations[1].text.startswith("[Source: Option 2: Cloud › Advantages - ")
+    other_chapter = dataclasses.replace(second, chapter_id="elsewhere")
+    assert section_names([first, other_chapter]) == {}
+    from pages.components.audit.label import section_names as label_names
+
+    assert label_names([first, second, alone]) == {  # the audit's expected-section picker
+        "pid-control#adv-1": "PID Control and Tuning › Option 1: On-Premise › Advantages",
+        "pid-control#adv-2": "PID Control and Tuning › Option 2: Cloud › Advantages",
+        "pid-control#pid-basics": "PID Control and Tuning › PID Basics"}
+
+
+def test_an_answer_names_a_same_titled_section_with_its_heading(tmp_path) -> None:
+    book = tmp_path / "book"
+    (book / "labs").mkdir(parents=True)
+    (book / "labs" / "options.md").write_text(LAB_BOOK, encoding="utf-8")
+    settings = load_settings(env={}, book_dir=book, index_dir=tmp_path / "index")
+    index, _ = load_index(settings)
+    response = Pipeline(index, settings).answer("What are the advantages of the cloud lab?")
+    assert response.status != "refused" and response.citations
+    assert response.citations[0].section_title == "Option 2: Cloud Lab › Advantages"
+    shown = [p["section_title"] for p in response.metadata.get("more_from_book", [])]
+    assert set(shown) <= {"Option 1: On-Premise Lab › Advantages", "Option 2: Cloud Lab › "
+                          "Advantages", "Option 1: On-Premise Lab", "Option 2: Cloud Lab"}

@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages.components.common.shared import app_context
+from rag.answer.citations import section_names as cited_names
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
 from rag.tuning.labels import append_label, make_label, new_set_header
@@ -28,12 +29,15 @@ def _shown(path: Path) -> str:
 
 
 def section_names(chunks: list[Chunk]) -> dict[str, str]:
-    """`chapter_id#section_id` -> "Chapter › Section", in book order."""
+    """`chapter_id#section_id` -> "Chapter › Section", in book order; a section sharing its
+    title with another of its chapter is named with the heading it sits under ("Chapter ›
+    Option 2 › Advantages": rag.answer.citations.section_names)."""
+    apart = cited_names(chunks)
     names: dict[str, str] = {}
     for c in chunks:
         if c.source == "book" and c.section_ref not in names:
             title = c.section_title if c.section_title != c.chapter_title else "(introduction)"
-            names[c.section_ref] = f"{c.chapter_title} › {title}"
+            names[c.section_ref] = f"{c.chapter_title} › {apart.get(c.section_key, title)}"
     return names
 
 

@@ -209,7 +209,10 @@ def chunk_reader(retrieval: Retrieval, row: int | None, question: str) -> None:
     hit = retrieval.candidates[row if row is not None else 0]
     c = hit.chunk
     where = "Selected row" if row is not None else "Top candidate (select a row to read another)"
-    st.markdown(f"**{where}: #{hit.rank} {c.chapter_title} › {c.section_title}**")
+    # the whole heading path: "Advantages" sits under one of three options
+    path = " › ".join(c.heading_path) if len(c.heading_path) > 1 and \
+        c.heading_path[0] == c.chapter_title else f"{c.chapter_title} › {c.section_title}"
+    st.markdown(f"**{where}: #{hit.rank} {path}**")
     status = "in top-k" if hit.selected else reason_text(hit.reason) or "passed"
     extra = "".join(f" · {label} {getattr(hit, name):.3f}" for name, label in (
         ("terms", "term match"), ("authority", "authority"), ("recency", "recency"))
