@@ -43,11 +43,20 @@ def reason_label(code: str) -> str:
 _LANGUAGES = r"python|c\+\+|rust|java|javascript|typescript|matlab|julia|golang"
 _REQUEST_START = (r"^\W*(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?|"
                   r"i (?:need|want) you to\s+|help me\s+)?")
+_MAKE = r"\b(write|implement|generate|create|build|code up|give me|show me|produce|provide)\b"
+_ARTEFACTS = r"code|source code|pseudo-?code|scripts?|snippets?|programs?"
+# A question that asks how, what or where is about the book ("How do I create a ROS 2 package in
+# Python?", "How do I run a node written in Python?": the book shows how) unless it asks for code
+# itself ("How do I write a script that ...?").
+QUESTION_RE = re.compile(r"^\W*(?:how|what|what's|which|where|why|when|who)\b", re.IGNORECASE)
+CODE_ARTEFACT_RE = re.compile(
+    rf"{_MAKE}[^.?!]{{0,60}}?\b({_ARTEFACTS})\b"
+    # the answer before it carried over to another language: "How would I do this in Rust?"
+    rf"|\b(?:do|write|implement|make|port|translate|convert|rewrite)\s+(?:this|that|it|these|"
+    rf"those)\b[^.?!]{{0,30}}?\b(?:in|into|to)\s+(?:{_LANGUAGES})\b", re.IGNORECASE)
 CODE_REQUEST_RE = re.compile(
     # any creation verb + an unmistakable code artefact
-    r"\b(write|implement|generate|create|build|code up|give me|show me|produce|provide)\b"
-    r"[^.?!]{0,60}?\b(code|source code|pseudo-?code|scripts?|snippets?|programs?|"
-    rf"(?:{_LANGUAGES})\b)"
+    rf"{_MAKE}[^.?!]{{0,60}}?\b({_ARTEFACTS}|(?:{_LANGUAGES})\b)"
     # a request that opens with a writing verb + a software noun
     rf"|{_REQUEST_START}(write|implement|generate|create|code)\b[^.?!]{{0,60}}?"
     r"\b(functions?|class(?:es)?|methods?|modules?|library|implementation|node|package|api|"
@@ -114,6 +123,13 @@ def code_sections(candidates: Iterable[Hit], chunks: Iterable[Chunk], limit: int
     return [names[k] for k in dict.fromkeys([*ranked, *names])][:limit]
 
 
+def asks_for_code(text: str) -> bool:
+    """A request for code (CODE_REQUEST_RE); a question asking how, what or where only when it
+    asks for code itself (CODE_ARTEFACT_RE)."""
+    pattern = CODE_ARTEFACT_RE if QUESTION_RE.match(text) else CODE_REQUEST_RE
+    return bool(pattern.search(text))
+
+
 def check_capability(question: str, book: str, as_of: str,
                      candidates: Sequence[Hit] = (), chunks: Iterable[Chunk] | None = None,
                      asked: str = "") -> Verdict | None:
@@ -126,7 +142,7 @@ def check_capability(question: str, book: str, as_of: str,
     With the book's chunks given, a code request is pointed to the book's own code sections,
     those nearest the question (its ranked `candidates`) first, or told the book has none."""
     asked = asked or question
-    if any(CODE_REQUEST_RE.search(text) for text in {question, asked}):
+    if any(asks_for_code(text) for text in {question, asked}):
         message = NO_CODE
         if chunks is not None:
             names = code_sections(candidates, chunks)

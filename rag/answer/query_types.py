@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rag.answer.guardrails import CODE_REQUEST_RE, asks_realtime
+from rag.answer.guardrails import asks_for_code, asks_realtime
 from rag.errors import RagError
 from rag.providers.base import LLM, Message
 from rag.types import QUERY_TYPES
@@ -48,7 +48,7 @@ def classify(question: str) -> str:
     text = " ".join(str(question).split())
     if asks_realtime(text):
         return "realtime"
-    if CODE_REQUEST_RE.search(text):
+    if asks_for_code(text):
         return "code"
     if COMPARISON_RE.search(text):
         return "comparison"

@@ -33,6 +33,8 @@ CODE_REQUESTS = [
     "Give me Python code that reads an IMU.",
     "Code up a Kalman filter.",
     "How would I do this in Rust?",
+    "How do I write a Python script that logs IMU data?",
+    "Show me the code for a publisher.",
     "Could you generate a MATLAB function for the linear inverted pendulum?",
     "I need you to write a module that logs joint torques.",
 ]
@@ -73,6 +75,12 @@ IN_DOMAIN = [
     "Why does the robot need to react right away to a push?",
     "What does the controller produce as output on each cycle?",
     "Why do humanoids these days mostly use electric actuators?",
+    # how-to questions the book's steps answer, though they name a language or a package (they
+    # were refused as requests for code)
+    "How do I create a ROS 2 package in Python?",
+    "How do I create a Python package for ROS 2?",
+    "How do I run a node written in Python?",
+    "What does a minimal publisher look like in Python?",
     "What happens in go/no-go checks before a humanoid is switched on?",
     "How do you make a robot follow a program of footsteps?",
     "Which robots are given as examples of what humanoids can do today?",

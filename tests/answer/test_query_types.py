@@ -19,6 +19,7 @@ PHYSICAL_AI = PROJECT_ROOT / "data" / "eval" / "physical-ai.yaml"
     ("When is admittance control a better choice than impedance control?", "comparison"),
     ("I get 'permission denied' whenever I run docker. How do I fix it?", "procedural"),
     ("How do I set up a ROS 2 workspace?", "procedural"),
+    ("How do I create a ROS 2 package in Python?", "procedural"),
     ("Why does a humanoid's heading estimate drift?", "conceptual"),
     ("How does a Kalman filter decide what to believe?", "conceptual"),
     ("What does URDF stand for?", "factual"),
