@@ -46,6 +46,7 @@ from pages.components.common.tables import (
     build_filters,
     candidates_frame,
     contributions_frame,
+    hit_name,
     kpi_values,
     quote_frame,
     rank_changes,
@@ -410,3 +411,16 @@ def test_why_this_answer_shows_a_signal_or_rerank_only_once_it_counted():
     shown = turn_hits_frame(hits)
     assert shown.loc[0, "term match"] == 0.62 and shown.loc[0, "re-rank"] == 0.71
     assert "authority" not in shown.columns
+
+
+def test_why_this_answer_names_a_same_titled_section_with_its_heading():
+    """The Physical AI book has three "Advantages" in "Lab Infrastructure Options", one per
+    option: the retrieval table named them alike."""
+    hit = {**history_record(make_response())["chunks_returned"][0], "module_id": "labs",
+           "chapter_id": "options", "section_id": "advantages-1", "section_title": "Advantages",
+           "chapter_title": "Lab Infrastructure Options"}
+    names = {"labs/options#advantages-1": "Option 2: Cloud-Native Lab › Advantages"}
+    assert hit_name(hit) == "Lab Infrastructure Options › Advantages"
+    assert hit_name(hit, names) == "Lab Infrastructure Options › Option 2: Cloud-Native Lab › " \
+        "Advantages"
+    assert turn_hits_frame([hit], names=names).loc[0, "section"] == hit_name(hit, names)

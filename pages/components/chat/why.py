@@ -3,6 +3,8 @@ every hit with whether the answer cited it, its scores and its text, latency and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from pages.components.common.evidence import quoted_units
@@ -11,6 +13,7 @@ from pages.components.common.shared import app_context
 from pages.components.common.tables import cited_numbers, hit_name, turn_hits_frame
 from rag.answer.guardrails import reason_label
 from rag.answer.query_types import TYPE_LABELS
+from rag.answer.response import book_section_names
 from rag.answer.wording import as_read
 
 INSPECT_KEY = "inspector_question"
@@ -50,7 +53,7 @@ def hit_texts(hits: list[dict], passage: str = "") -> dict[str, str]:
 
 
 def hit_details_html(hits: list[dict], citations: list[dict], texts: dict[str, str],
-                     quotes: list[str]) -> str:
+                     quotes: list[str], names: Mapping[str, str] | None = None) -> str:
     """One collapsible <details> per hit: rank, section, cited or not, blended score; opened, the
     hit's text with the sentences the answer quoted marked. All text is escaped."""
     blocks = []
@@ -62,7 +65,7 @@ def hit_details_html(hits: list[dict], citations: list[dict], texts: dict[str, s
             "<em>This text is no longer in the book's index (the book changed since).</em>")
         blended = h.get("blended")
         score = f" · blended {float(blended):.3f}" if blended is not None else ""
-        name = markdown_html(hit_name(h))
+        name = markdown_html(hit_name(h, names))
         blocks.append(f'<details class="folio-hit"><summary>#{i} · {name} · <strong>{cited}'
                       f"</strong>{score}</summary>"
                       f'<div style="{TEXT_STYLE}">{body}</div></details>')
@@ -87,13 +90,14 @@ def why_panel(turn: dict) -> None:
         citations = turn.get("citations") or []
         if hits:
             texts = hit_texts(hits, turn.get("selection_text", ""))
+            names = book_section_names(app_context().index)
             cited = sum(bool(cited_numbers(h, citations)) for h in hits)
             st.markdown(f"**What retrieval returned**: {len(hits)} excerpt(s), {cited} cited by "
                         "the answer")
-            st.dataframe(turn_hits_frame(hits, citations, texts), hide_index=True,
+            st.dataframe(turn_hits_frame(hits, citations, texts, names), hide_index=True,
                          width="stretch", column_config=HITS_CONFIG)
             st.caption("Open an excerpt to read it; the sentences the answer quoted are marked.")
-            st.markdown(hit_details_html(hits, citations, texts, quotes),
+            st.markdown(hit_details_html(hits, citations, texts, quotes, names),
                         unsafe_allow_html=True)
         else:
             st.caption("No excerpt passed the threshold.")

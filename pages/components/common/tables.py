@@ -5,7 +5,7 @@ from the audit store; this module names, orders and compares them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -14,7 +14,8 @@ import pandas as pd
 from pages.components.common.citing import cited_name
 from pages.components.common.format import plain_markdown
 from pages.components.common.links import citation_href, reader_href
-from rag.answer.citations import build_url
+from rag.answer.citations import build_url, section_names
+from rag.answer.citations import section_name as chunk_section_name
 from rag.answer.guardrails import reason_label
 from rag.audit.filters import AuditFilters
 from rag.types import Chunk, Retrieval
@@ -34,10 +35,13 @@ def reason_text(code: str) -> str:
     return REASON_TEXT.get(code, code.replace("_", " "))
 
 
-def section_label(chunk: Chunk, with_chapter: bool = True) -> str:
+def section_label(chunk: Chunk, with_chapter: bool = True,
+                  names: Mapping[str, str] | None = None) -> str:
+    """"Chapter › Section"; `names` (rag.answer.response.book_section_names) names a section
+    that shares its title with another of its chapter with the heading it sits under."""
     if chunk.source != "book":
         return "Selected text"
-    title = chunk.section_title or chunk.chapter_title
+    title = chunk_section_name(chunk, names) or chunk.chapter_title
     return f"{chunk.chapter_title} › {title}" if with_chapter else title
 
 
@@ -46,10 +50,11 @@ def _link(url: str, chunk, base_url: str) -> str:
     return reader_href(url, chunk.module_id, chunk.chapter_id, chunk.section_id, base_url)
 
 
-def candidates_frame(retrieval: Retrieval, template: str, base_url: str) -> pd.DataFrame:
+def candidates_frame(retrieval: Retrieval, template: str, base_url: str,
+                     names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every candidate with every score component, in blended order."""
     rows = [{
-        "rank": h.rank, "section": section_label(h.chunk, with_chapter=False),
+        "rank": h.rank, "section": section_label(h.chunk, with_chapter=False, names=names),
         "chapter": h.chunk.chapter_title if h.chunk.source == "book" else "",
         "link": _link(build_url(template, base_url, h.chunk), h.chunk, base_url) or None,
         "stable": h.chunk.stable and bool(h.chunk.section_id), "dense": h.dense,
@@ -127,11 +132,13 @@ def quote_frame(quotes: Sequence[str], supports: Sequence[float]) -> pd.DataFram
                          "probability": list(supports)})
 
 
-def hit_name(hit: dict) -> str:
-    """A recorded hit as readers know it: "Chapter › Section", or the pasted passage."""
+def hit_name(hit: dict, names: Mapping[str, str] | None = None) -> str:
+    """A recorded hit as readers know it: "Chapter › Section" (`names` as section_label's), or
+    the pasted passage."""
     if hit.get("source", "book") != "book":
         return "Selected text"
-    return cited_name(hit)
+    key = f"{hit.get('module_id', '')}/{hit.get('chapter_id', '')}#{hit.get('section_id', '')}"
+    return cited_name({**hit, "section_title": names[key]} if names and key in names else hit)
 
 
 def cited_numbers(hit: dict, citations: Sequence[dict]) -> list[int]:
@@ -147,7 +154,8 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def turn_hits_frame(hits: Sequence[dict], citations: Sequence[dict] = (),
-                    texts: dict[str, str] | None = None) -> pd.DataFrame:
+                    texts: dict[str, str] | None = None,
+                    names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The hits a chat answer drew on (a record's `chunks_returned`): whether the answer cited
     each one (and as which source), its scores and the start of its text (`texts`: chunk id ->
     text, where known)."""
@@ -155,7 +163,7 @@ def turn_hits_frame(hits: Sequence[dict], citations: Sequence[dict] = (),
     rows = []
     for i, h in enumerate(hits, start=1):
         numbers = cited_numbers(h, citations)
-        rows.append({"#": i, "section": hit_name(h),
+        rows.append({"#": i, "section": hit_name(h, names),
                      "cited": "yes " + ", ".join(f"[{n}]" for n in numbers) if numbers else "no",
                      "dense": h.get("dense"), "BM25": h.get("bm25"),
                      "term match": h.get("terms"), "authority": h.get("authority"),
@@ -212,9 +220,10 @@ def section_name(key: str, labels: dict[str, str], with_chapter: bool = True) ->
 def book_sections(chunks: Sequence[Chunk]) -> dict[str, str]:
     """`module/chapter#section` -> "Chapter › Section", in book order."""
     out: dict[str, str] = {}
+    names = section_names(chunks)
     for c in chunks:
         if c.source == "book":
-            out.setdefault(c.section_key, section_label(c))
+            out.setdefault(c.section_key, section_label(c, names=names))
     return out
 
 

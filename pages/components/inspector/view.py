@@ -17,6 +17,7 @@ from pages.components.common.tables import (
     reason_text,
 )
 from pages.components.inspector.stages import stage_controls, stage_defaults
+from rag.answer.response import book_section_names
 from rag.config import Settings
 from rag.retrieval.hybrid import CandidatePool, collect_candidates
 from rag.types import Retrieval, RetrievalSettings
@@ -164,7 +165,8 @@ def controls(ctx: AppContext, compare: bool) -> Controls:
 
 def candidate_table(retrieval: Retrieval, ctx: AppContext, key: str) -> int | None:
     """The sortable table of every candidate; returns the selected row (position) if any."""
-    frame = candidates_frame(retrieval, ctx.settings.url_template, ctx.settings.base_url)
+    frame = candidates_frame(retrieval, ctx.settings.url_template, ctx.settings.base_url,
+                             book_section_names(ctx.index))
     event = st.dataframe(frame, key=key, hide_index=True, width="stretch", height=380,
                          column_order=table_columns(retrieval.settings),
                          column_config={**TABLE_CONFIG, "rank_before": st.column_config.
