@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from rag.answer.shape import question_subject
+from rag.answer.wording import asked
 from rag.errors import RagError
 from rag.index.lexical import tokenize
 from rag.notices import Notice, make_notice
@@ -24,6 +26,25 @@ CONNECTIVE_RE = re.compile(
     r"^\W*(and|also|but|so|then|what about|how about|how so|what else)\b", re.IGNORECASE)
 BACK_REFERENCE_RE = re.compile(
     r"\b(it|its|it's|they|them|their|this|that|these|those|he|she|one)\b", re.IGNORECASE)
+# A follow-up's pronoun stands for the thing the question before it asked about; "this" and
+# "that" only at its end ("What is the point of this?"): "Is that the only way?" refers further.
+# "it" that stands for nothing: "How long does it take ...?", "Is it possible to ...?"
+EXPLETIVE = (r"(?!\s+(?:takes?|took|matters?|(?:costs?|pays?) to|makes? sense|possible|true|worth|"
+             r"o?k(?:ay)?|necessary|better|best|important|hard|easy|safe|wise|likely|enough|"
+             r"normal|common)\b)")
+PRONOUN_RE = re.compile(rf"\bit\b(?!['’]){EXPLETIVE}|\b(?:its|they|them|their)\b|"
+                        r"\b(?:this|that)(?=\s*[?.!]*\s*$)|"
+                        r"(?<!\bwhich )(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\beach )(?<!\bany )"
+                        r"(?<!\ba )(?<!\banother )(?<!\bonly )\bone(?=\s*[?.!]*\s*$)",
+                        re.IGNORECASE)
+# "What GPU does it need?", "Which physics engines can it run on?": the pronoun is what the
+# question is asked of, so it stands for something said before, though words come before it
+ASKED_OF_RE = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b.*?\b(?:does|do|did|can|"
+                         r"could|should|will|would|must|may|might|is|are|was|were|has|have)\s+"
+                         rf"(?:it{EXPLETIVE}|they)\b", re.IGNORECASE)
+ELLIPSIS_RE = re.compile(r"^\W*(?:and\s+)?(?:what|how) about\s+(?P<other>[^?]+?)\s*\??\s*$",
+                         re.IGNORECASE)
+MAX_SUBJECT_WORDS = 4  # "What are the disadvantages of the cloud-native lab?" names no one thing
 # At most this many content words cannot stand alone ("Why?", "Tuning?"); two can ("capital of
 # France?"), and a follow-up with more words is caught by its connective or pronoun.
 SHORT_QUESTION = 1
@@ -75,6 +96,62 @@ def is_follow_up(question: str) -> bool:
         return True
     reference = BACK_REFERENCE_RE.search(question)
     return reference is not None and not tokenize(question[:reference.start()])
+
+
+def standalone(question: str, previous: str) -> str:
+    """A follow-up as the question it stands for when the question before it asked what a thing
+    is ("What is Nav2?"): the thing for its pronoun ("How do I install it?" -> "How do I install
+    Nav2?", "What are its parts?" -> "What are Nav2's parts?"), or the question before asked of
+    another thing ("What about SDF?" after "What is URDF?" -> "What is SDF?"); "" otherwise."""
+    before = asked(previous)
+    subject = question_subject(before)
+    if not subject or len(subject.split()) > MAX_SUBJECT_WORDS:
+        return ""
+    if m := ELLIPSIS_RE.match(question):
+        other = m.group("other").strip()
+        return before.replace(subject, other, 1) if other and subject in before else ""
+    m = PRONOUN_RE.search(question)
+    if m is None:
+        return ""
+    owner = m.group(0).lower() in ("its", "their")
+    return question[:m.start()] + subject + ("'s" if owner else "") + question[m.end():]
+
+
+def refers_back(question: str) -> bool:
+    """A pronoun that only the conversation explains, though words come before it: the one the
+    question is asked of ("Which physics engines can it run on?" after "What is Gazebo?"), or
+    the last word of a short question naming nothing ("How do I create one?"). Not after a
+    second clause it may refer within ("What is derivative kick and how is it avoided?"), nor in
+    "Why is the robot falling when it walks?"."""
+    m = PRONOUN_RE.search(question)
+    if m is None or re.search(r"\band\b|[,;:]", question[:m.start()]):
+        return False
+    last = not question[m.end():].strip(" ?.!")  # "How do I create one?"
+    return bool(ASKED_OF_RE.match(question)) or (last and len(question.split()) <= 6 and
+                                                 not re.search(r"\s(?!I\b|I')[A-Z]", question))
+
+
+def resolve(question: str, history: Sequence[Message], llm: LLM | None = None,
+            timeout: float = 2.0) -> tuple[str, bool]:
+    """The query to retrieve with and whether it is a question that stands alone: the question
+    itself, the follow-up as the question it stands for (standalone()), or rewritten by the LLM
+    (True); else the question in its conversation, the question before it and it together
+    (False)."""
+    previous = [m.content for m in history if m.role == "user"]
+    if not previous:
+        return question, True
+    if llm is None and (is_follow_up(question) or refers_back(question)):
+        # the question before read as it stood for too ("What does it stand for?" -> "What does
+        # URDF stand for?"), for "What about SDF?" after it
+        before = previous[-1]
+        for earlier in reversed(previous[-3:-1]):
+            before = standalone(before, earlier) or before
+        if alone := standalone(question, before):
+            return alone, True
+    if not is_follow_up(question):
+        return question, True
+    query = rewrite_query(question, history, llm, timeout)
+    return query, llm is not None and query != f"{previous[-1]} {question}"
 
 
 def rewrite_query(question: str, history: Sequence[Message], llm: LLM | None = None,

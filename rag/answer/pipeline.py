@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rag.answer import guardrails as g
-from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, rewrite_query, select_context
+from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, resolve, select_context
 from rag.answer.evidence import defines_asked, sentence_vectors_for
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import llm_draft, llm_draft_stream
@@ -180,10 +180,10 @@ class Pipeline:
         rewriter = self.llm if s.llm != "extractive" else None
 
         def run() -> tuple[str, Retrieval]:
-            query = rewrite_query(turn.question, history[-s.history_messages:], rewriter,
-                                  timeout=min(1.0, s.budget_retrieval_s / 2))
+            query, alone = resolve(turn.question, history[-s.history_messages:], rewriter,
+                                   timeout=min(1.0, s.budget_retrieval_s / 2))
             # not its words about the book (rag.answer.wording), unless read in its conversation
-            question = query = turn.asked() if query == turn.question else query
+            question = query = turn.read_as(query) if alone else query
             typer = rewriter if s.query_types == "llm" else None
             turn.query_type, turn.query_type_source = classify_with_llm(
                 question, typer, timeout=min(1.0, s.budget_retrieval_s / 4))

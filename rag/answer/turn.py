@@ -31,12 +31,23 @@ class Turn:
         (rag.answer.wording.as_read): its slips as the book's words (said in a notice), in lower
         case with the book's acronyms, without its words about the book, greetings or thanks."""
         if not self.plain:
-            fixes: dict[str, str] = {}
-            self.plain = as_read(self.question, self.index, fixes)
-            if fixes:  # 'Read "Jeston" as "Jetson".'
-                self.notices.append(make_notice(READ_AS, words=", ".join(
-                    f'"{typed}" as "{meant}"' for typed, meant in sorted(fixes.items()))))
+            self.plain = self._read(self.question)
         return self.plain
+
+    def read_as(self, question: str) -> str:
+        """The question as read (asked()); a follow-up resolved into the question it stands for
+        (rag.answer.context.standalone) is read so, and read as if the reader had asked it."""
+        if question != self.question:
+            self.plain = self._read(question)
+        return self.asked()
+
+    def _read(self, question: str) -> str:
+        fixes: dict[str, str] = {}
+        plain = as_read(question, self.index, fixes)
+        if fixes:  # 'Read "Jeston" as "Jetson", taken for a slip of the keyboard.'
+            self.notices.append(make_notice(READ_AS, words=", ".join(
+                f'"{typed}" as "{meant}"' for typed, meant in sorted(fixes.items()))))
+        return plain
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started

@@ -12,6 +12,7 @@ from rag.answer.context import (
     SELECTION,
     SELECTION_BOOK,
     is_follow_up,
+    resolve,
     rewrite_query,
     select_context,
 )
@@ -259,3 +260,60 @@ def test_a_short_unrelated_question_is_not_glued_to_the_conversation():
     assert is_follow_up("Why?")
     assert is_follow_up("Tuning?")
     assert is_follow_up("What about stairs?")
+
+
+def _asked(*questions: str) -> list[Message]:
+    return [Message("user", q) for q in questions]
+
+
+@pytest.mark.parametrize(("history", "question", "resolved"), [
+    (("What is URDF?",), "What does it stand for?", "What does URDF stand for?"),
+    (("What is Nav2?",), "How do I install it?", "How do I install Nav2?"),
+    (("What is Nav2?",), "What are its parts?", "What are Nav2's parts?"),
+    (("What is Gazebo?",), "Which physics engines can it run on?",
+     "Which physics engines can Gazebo run on?"),
+    (("Tell me about Isaac Sim.",), "What GPU does it need?", "What GPU does Isaac Sim need?"),
+    (("What is a ROS 2 node?",), "How do I create one?", "How do I create ROS 2 node?"),
+    (("What is URDF?",), "What about SDF?", "What is SDF?"),
+    (("What is URDF?", "What does it stand for?"), "And what about SDF?",
+     "What does SDF stand for?"),
+    (("What is Gazebo?",), "Is it possible to run it on a Mac?",
+     "Is it possible to run Gazebo on a Mac?"),
+])
+def test_a_follow_up_is_read_as_the_question_it_stands_for(history, question, resolved) -> None:
+    """Offline, a follow-up was searched together with the question before it and answered as
+    written: of the development questions asked again as follow-ups after "What is X?" with X as
+    "it" (bench/follow_ups.py), 12 of the 19 answered right alone were right; now 19."""
+    assert resolve(question, _asked(*history)) == (resolved, True)
+
+
+@pytest.mark.parametrize(("history", "question"), [
+    (("What is PID?",), "How long does it take to train a walking policy on a GPU?"),
+    (("What is Gazebo?",), "Why is the robot falling when it walks?"),
+    (("What is derivative kick?",), "What is derivative kick and how is it avoided?"),
+    (("What is Gazebo?",), "Is it worth learning?"),
+])
+def test_a_question_whose_pronoun_needs_no_conversation_stays(history, question) -> None:
+    assert resolve(question, _asked(*history))[0] in (question, f"{history[-1]} {question}")
+    assert "Gazebo" not in resolve(question, _asked(*history))[0].replace(history[-1], "")
+
+
+def test_only_a_question_about_one_thing_resolves_a_pronoun() -> None:
+    """"What are the disadvantages of the cloud-native lab?" names no one thing for "it": the
+    two questions are searched together, as before."""
+    before = "What are the disadvantages of the cloud-native lab?"
+    assert resolve("Why is it so expensive?", _asked(before)) == (
+        f"{before} Why is it so expensive?", False)
+    assert resolve("What about SDF?", []) == ("What about SDF?", True)
+
+
+def test_a_resolved_follow_up_is_answered_as_if_asked(pipeline) -> None:
+    direct = pipeline.answer("Where must the zero moment point stay for the feet not to tip?")
+    history = [{"role": "user", "content": "What is the zero moment point?"},
+               {"role": "assistant", "content": "The point where ..."}]
+    later = pipeline.answer("Where must it stay for the feet not to tip?", history=history)
+    assert later.metadata["retrieval_query"] == \
+        "Where must zero moment point stay for the feet not to tip?"
+    assert later.status == direct.status != "refused"
+    assert [c.section_id for c in later.citations][:1] == [c.section_id for c in
+                                                            direct.citations][:1]
