@@ -106,7 +106,8 @@ def asks_specific(question: str) -> bool:
 
 ARTICLE = r"(?:(?:an?|the)\s+)?"
 SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+" + ARTICLE + r"(.+?)(?:\s+(?:stand for|"
-                        r"mean|do|used for|for|and)\b|[,?;]|$)", re.I)
+                        r"mean|do|(?:used|good|useful|needed|best|suited) for|for|and)\b|"
+                        r"[,?;]|$)", re.I)
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
 
 
@@ -167,8 +168,11 @@ def defines(sentence: str, subject: str) -> bool:
     if at < 0 or at > 20 or not OPENS_ON.search(head[:at]):
         return False
     rest = head[at + len(subject):].lstrip(" *)")
-    return bool(re.match(r"(?:\(|:|—|–|-\s|is\b|are\b|refers\b|stands\b|means\b|provides\b)",
-                         rest))
+    return bool(re.match(r"(?:\(|:|—|–|-\s|(?:is|are)\b(?!\s+(?:only|not|also|as|more|less|too|"
+                         r"still|just|never|rarely|often|sometimes|always|hard|easy|difficult|"
+                         r"expensive|cheap|slow|fast|better|worse|the same|similar|different|"
+                         r"important|useful|good|bad|limited|essential)\b)|refers\b|stands\b|"
+                         r"means\b|provides\b)", rest))
 
 
 def expands(sentence: str, question: str) -> bool:

@@ -73,6 +73,13 @@ def test_definitions_and_acronyms():
     assert not defines("Path planner node: Subscribes to sensor data", "node")
     assert not defines("Always check if a service is available before calling it", "service")
     assert defines("The ZMP is a property of the robot's motion", "ZMP")
+    # what a thing is like is no definition of it: "What is MPC used for?" was led by "MPC is
+    # only as good as its model" as the book's definition of MPC
+    assert not defines("MPC is only as good as its model, but it must also be fast", "MPC")
+    assert not defines("MPC is expensive to solve on a small computer.", "MPC")
+    assert not defines("PID is not enough for walking.", "PID")
+    assert question_subject("What is MPC good for?") == "MPC"
+    assert question_subject("What is colcon used for?") == "colcon"
     assert defines("In ROS 2 terms: URDF is an XML format", "URDF")
     assert defines("This actuator network is trained on real data", "actuator network")
     assert expands("Work with SDF (Simulation Description Format)", "What does SDF stand for?")
