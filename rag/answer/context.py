@@ -42,8 +42,9 @@ PRONOUN_RE = re.compile(rf"\bit\b(?!['’]){EXPLETIVE}|\b(?:its|they|them|their)
 ASKED_OF_RE = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b.*?\b(?:does|do|did|can|"
                          r"could|should|will|would|must|may|might|is|are|was|were|has|have)\s+"
                          rf"(?:it{EXPLETIVE}|they)\b", re.IGNORECASE)
-ELLIPSIS_RE = re.compile(r"^\W*(?:and\s+)?(?:what|how) about\s+(?P<other>[^?]+?)\s*\??\s*$",
-                         re.IGNORECASE)
+ELLIPSIS_RE = re.compile(r"^\W*(?:(?:and\s+)?(?:what|how) about|and(?: for| in| on| with)?)\s+"
+                         r"(?P<other>(?!(?:how|what|why|which|when|where|who|is|are|does|do|can)\b)"
+                         r"[^?]{1,60}?)\s*\??\s*$", re.IGNORECASE)
 MAX_SUBJECT_WORDS = 4  # "What are the disadvantages of the cloud-native lab?" names no one thing
 # At most this many content words cannot stand alone ("Why?", "Tuning?"); two can ("capital of
 # France?"), and a follow-up with more words is caught by its connective or pronoun.
@@ -105,16 +106,42 @@ def standalone(question: str, previous: str) -> str:
     another thing ("What about SDF?" after "What is URDF?" -> "What is SDF?"); "" otherwise."""
     before = asked(previous)
     subject = question_subject(before)
+    if (m := ELLIPSIS_RE.match(question)) and (other := m.group("other").strip()):
+        if subject and subject in before and len(subject.split()) <= MAX_SUBJECT_WORDS:
+            return before.replace(subject, other, 1)
+        return instead(before, other)
     if not subject or len(subject.split()) > MAX_SUBJECT_WORDS:
         return ""
-    if m := ELLIPSIS_RE.match(question):
-        other = m.group("other").strip()
-        return before.replace(subject, other, 1) if other and subject in before else ""
     m = PRONOUN_RE.search(question)
     if m is None:
         return ""
     owner = m.group(0).lower() in ("its", "their")
     return question[:m.start()] + subject + ("'s" if owner else "") + question[m.end():]
+
+
+def instead(before: str, other: str) -> str:
+    """The question before asked of `other`, a thing of the same kind: "And the derivative
+    term?" after "What does the integral term of a PID controller do?" -> "What does the
+    derivative term of a PID controller do?", "What about the on-premise one?" after "What are
+    the disadvantages of the cloud-native lab?" -> "... of the on-premise lab?"; "" when the two
+    share no noun. Not "And the RAM?" after "How much VRAM does the workstation GPU need?":
+    swapping the word most like it asked how much RAM the GPU needs, answered with its VRAM."""
+    head = re.sub(r"^(?:the|a|an|my|our|your)\s+", "", other, flags=re.I)
+    said = head.split()
+    if not said or len(said) > MAX_SUBJECT_WORDS:
+        return ""
+    tokens = list(re.finditer(r"[A-Za-z][\w-]*", before))
+    last = said[-1].lower()
+    if last in ("one", "ones") and len(said) > 1 and len(tokens) > 1:
+        # "What about the on-premise one?" after "... of the cloud-native lab?"
+        m = tokens[-2]
+        return before[:m.start()] + " ".join(said[:-1]) + before[m.end():]
+    same = [n for n, t in enumerate(tokens) if t.group(0).lower() == last]
+    if not same or len(said) < 2 or same[-1] == 0:
+        return ""
+    # "And the derivative term?" after "What does the integral term ... do?"
+    first, m = tokens[same[-1] - 1], tokens[same[-1]]
+    return before[:first.start()] + head + before[m.end():]
 
 
 def refers_back(question: str) -> bool:

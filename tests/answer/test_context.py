@@ -279,6 +279,12 @@ def _asked(*questions: str) -> list[Message]:
      "What does SDF stand for?"),
     (("What is Gazebo?",), "Is it possible to run it on a Mac?",
      "Is it possible to run Gazebo on a Mac?"),
+    (("What does the integral term of a PID controller do?",), "And the derivative term?",
+     "What does the derivative term of a PID controller do?"),
+    (("What are the disadvantages of the cloud-native lab?",), "What about the on-premise one?",
+     "What are the disadvantages of the on-premise lab?"),
+    (("How many students share a robot in the on-premise lab?",), "And in the cloud lab?",
+     "How many students share a robot in the cloud lab?"),
 ])
 def test_a_follow_up_is_read_as_the_question_it_stands_for(history, question, resolved) -> None:
     """Offline, a follow-up was searched together with the question before it and answered as
@@ -305,6 +311,8 @@ def test_only_a_question_about_one_thing_resolves_a_pronoun() -> None:
     assert resolve("Why is it so expensive?", _asked(before)) == (
         f"{before} Why is it so expensive?", False)
     assert resolve("What about SDF?", []) == ("What about SDF?", True)
+    gpu = "How much VRAM does the workstation GPU need?"  # no noun in common with "the RAM"
+    assert resolve("And the RAM?", _asked(gpu)) == (f"{gpu} And the RAM?", False)
 
 
 def test_a_resolved_follow_up_is_answered_as_if_asked(pipeline) -> None:
