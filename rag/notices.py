@@ -26,6 +26,7 @@ RERANK_FAILED = "rerank_failed"
 AUDIT_UNAVAILABLE = "audit_unavailable"
 CLIENT_DISCONNECTED = "client_disconnected"  # an API client left before the answer ended
 READ_AS = "read_as"  # a misspelt word of the question read as meant (rag.answer.spelling)
+NOT_ENGLISH = "not_english"  # the question's words are mostly not English (rag.answer.spelling)
 UNKNOWN = "unknown"  # a message from a log written before notices had codes
 
 NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, message template)
@@ -56,6 +57,9 @@ NOTICES: dict[str, tuple[str, str, str]] = {  # code -> (kind, short label, mess
                           "The client disconnected before the answer was delivered; it was "
                           "answered and logged in full."),
     READ_AS: (INFO, "slip of the keyboard read", "Read {words}, taken for a slip of the keyboard."),
+    NOT_ENGLISH: (INFO, "question not in English",
+                  "This question does not look like English. The book is searched and answered "
+                  "in English, so ask in English for the best answer."),
     UNKNOWN: (INFO, "notice", "{error}"),
 }
 

@@ -108,3 +108,31 @@ def corrected(question: str, words: Mapping[str, int], names: Mapping[str, str] 
     if not found:
         return question
     return WORD_RE.sub(lambda m: found.get(m.group(0), m.group(0)), question)
+
+
+# Letters of a script other than Latin's: a question written in Chinese, Russian or Arabic
+OTHER_SCRIPT_RE = re.compile(r"[^\W\d_a-zA-Z\u00C0-\u024F]")
+FOREIGN_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+
+
+def foreign(question: str, words: Mapping[str, int], names: Mapping[str, str] | None = None
+            ) -> bool:
+    """Whether the question is written in another language than English: "¿" or "¡", letters of
+    another script for a third or more of its letters, or two or more of its words of three
+    letters or more (lower case, or the first), three in five of them or more, neither English
+    (english()) nor the book's (`words`, `names`): "Was ist ein Roboter?". MiniLM and BM25 read
+    English, so such a question was refused as a topic the book does not cover ("¿Qué es ROS
+    2?") with nothing said of its language. Not "How does MuJoCo's MJX compare to Brax?"."""
+    known = english()
+    if not known:
+        return False
+    if "¿" in question or "¡" in question:
+        return True
+    letters = [ch for ch in question if ch.isalpha()]
+    if letters and len(OTHER_SCRIPT_RE.findall(question)) * 3 >= len(letters):
+        return True
+    # lower-case words and the first: a name the book never mentions is not a foreign word
+    found = [m.group(0).lower() for m in FOREIGN_WORD_RE.finditer(question)
+             if m.group(0).islower() or not question[:m.start()].strip(" ¿¡\"'(")]
+    unknown = [w for w in found if w not in known and w not in words and w not in (names or {})]
+    return len(unknown) >= 2 and len(unknown) * 5 >= len(found) * 3

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from rag.answer.spelling import foreign
 from rag.answer.wording import as_read
 from rag.config import Settings
 from rag.errors import BudgetExceeded
 from rag.index.build import BookIndex
-from rag.notices import READ_AS, Notice, make_notice
+from rag.index.lexical import book_casing, book_words
+from rag.notices import NOT_ENGLISH, READ_AS, Notice, make_notice
 
 
 @dataclasses.dataclass
@@ -43,6 +45,10 @@ class Turn:
 
     def _read(self, question: str) -> str:
         fixes: dict[str, str] = {}
+        if self.index is not None and foreign(question, book_words(self.index),
+                                              book_casing(self.index, names=True)):
+            self.notices.append(make_notice(NOT_ENGLISH))
+            return question.strip()  # no English slips to read in it
         plain = as_read(question, self.index, fixes)
         if fixes:  # 'Read "Jeston" as "Jetson", taken for a slip of the keyboard.'
             self.notices.append(make_notice(READ_AS, words=", ".join(

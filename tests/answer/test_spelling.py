@@ -101,3 +101,28 @@ def test_a_run_of_letters_longer_than_any_word_is_not_edited() -> None:
 
     assert WORD_RE.findall("a" * 1000) == [] and corrections("q" * 1000, {"q" * 999: 1}) == {}
     assert WORD_RE.findall("x" * MAX_LETTERS) == ["x" * MAX_LETTERS]
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("¿Qué es ROS 2?", True), ("什么是ROS 2?", True), ("Что такое ROS 2?", True),
+    ("Was ist ein Roboter?", True), ("Come funziona il simulatore?", True),
+    ("What is the capture point?", False), ("what is the capture pont", False),
+    ("How does MuJoCo's MJX compare to Brax and Genesis?", False),  # names, not words
+    ("how does mujoco mjx compare to brax", False), ("Why do humanoids use absolute encoders?",
+                                                     False),
+])
+def test_a_question_in_another_language_is_told_apart(words, question, expected) -> None:
+    from rag.answer.spelling import foreign
+
+    assert foreign(question, words) is expected
+
+
+def test_a_question_in_another_language_gets_a_notice(sample_index, sample_settings) -> None:
+    """"¿Qué es ROS 2?" was refused as a topic the book does not cover, nothing said of its
+    language; its words are not read as English slips either."""
+    response = Pipeline(sample_index, sample_settings).answer("Was ist ein Regler und wie "
+                                                              "funktioniert er?")
+    codes = [n["code"] for n in response.metadata["notices"]]
+    assert codes.count("not_english") == 1 and "read_as" not in codes
+    english = Pipeline(sample_index, sample_settings).answer("What is a PID controller?")
+    assert "not_english" not in [n["code"] for n in english.metadata["notices"]]
