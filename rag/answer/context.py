@@ -45,6 +45,8 @@ ASKED_OF_RE = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b.*?\b(?:do
 ELLIPSIS_RE = re.compile(r"^\W*(?:(?:and\s+)?(?:what|how) about|and(?: for| in| on| with)?)\s+"
                          r"(?P<other>(?!(?:how|what|why|which|when|where|who|is|are|does|do|can)\b)"
                          r"[^?]{1,60}?)\s*\??\s*$", re.IGNORECASE)
+ENDS_ON_THING_RE = re.compile(r"\b(?:the|a|an|my|our|your)\s+([\w-]+)\s+[\w-]+\s*[?.!]*\s*$",
+                              re.IGNORECASE)
 MAX_SUBJECT_WORDS = 4  # "What are the disadvantages of the cloud-native lab?" names no one thing
 # At most this many content words cannot stand alone ("Why?", "Tuning?"); two can ("capital of
 # France?"), and a follow-up with more words is caught by its connective or pronoun.
@@ -132,10 +134,13 @@ def instead(before: str, other: str) -> str:
         return ""
     tokens = list(re.finditer(r"[A-Za-z][\w-]*", before))
     last = said[-1].lower()
-    if last in ("one", "ones") and len(said) > 1 and len(tokens) > 1:
-        # "What about the on-premise one?" after "... of the cloud-native lab?"
-        m = tokens[-2]
-        return before[:m.start()] + " ".join(said[:-1]) + before[m.end():]
+    if last in ("one", "ones"):
+        # "What about the on-premise one?" after "... of the cloud-native lab?": the question
+        # before must end on such a thing, its kind last
+        m = ENDS_ON_THING_RE.search(before)
+        if m is None or len(said) < 2:
+            return ""
+        return before[:m.start(1)] + " ".join(said[:-1]) + before[m.end(1):]
     same = [n for n, t in enumerate(tokens) if t.group(0).lower() == last]
     if not same or len(said) < 2 or same[-1] == 0:
         return ""
@@ -160,25 +165,31 @@ def refers_back(question: str) -> bool:
 
 def resolve(question: str, history: Sequence[Message], llm: LLM | None = None,
             timeout: float = 2.0) -> tuple[str, bool]:
-    """The query to retrieve with and whether it is a question that stands alone: the question
-    itself, the follow-up as the question it stands for (standalone()), or rewritten by the LLM
-    (True); else the question in its conversation, the question before it and it together
-    (False)."""
+    """The query to retrieve with and whether it is a question to read as the reader's: the
+    question itself, or offline the follow-up as the question it stands for (standalone()):
+    True; else the question in its conversation, rewritten by the LLM into a search query, or
+    the question before it and it together: False."""
     previous = [m.content for m in history if m.role == "user"]
     if not previous:
         return question, True
-    if llm is None and (is_follow_up(question) or refers_back(question)):
-        # the question before read as it stood for too ("What does it stand for?" -> "What does
-        # URDF stand for?"), for "What about SDF?" after it
-        before = previous[-1]
-        for earlier in reversed(previous[-3:-1]):
-            before = standalone(before, earlier) or before
+    if llm is None and follows(question):
+        # the questions before read as they stood for too ("What does it stand for?" -> "What
+        # does URDF stand for?"), for "What about SDF?" after them
+        before = ""
+        for text in previous[-3:]:
+            before = (standalone(text, before) if before and follows(text) else "") or text
         if alone := standalone(question, before):
             return alone, True
     if not is_follow_up(question):
         return question, True
-    query = rewrite_query(question, history, llm, timeout)
-    return query, llm is not None and query != f"{previous[-1]} {question}"
+    query = rewrite_query(question, history, llm, timeout)  # the LLM's query is no question
+    return query, query == question
+
+
+def follows(question: str) -> bool:
+    """A follow-up (is_follow_up) or a question whose pronoun the conversation explains
+    (refers_back)."""
+    return is_follow_up(question) or refers_back(question)
 
 
 def rewrite_query(question: str, history: Sequence[Message], llm: LLM | None = None,

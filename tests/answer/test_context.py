@@ -313,6 +313,22 @@ def test_only_a_question_about_one_thing_resolves_a_pronoun() -> None:
     assert resolve("What about SDF?", []) == ("What about SDF?", True)
     gpu = "How much VRAM does the workstation GPU need?"  # no noun in common with "the RAM"
     assert resolve("And the RAM?", _asked(gpu)) == (f"{gpu} And the RAM?", False)
+    loop = "How fast must the balance loop run?"  # "one" stands for no thing it ends on
+    assert resolve("What about the current one?", _asked(loop))[1] is False
+    # a question before that stands alone is not read against the one before it: its "its"
+    # is its own
+    kalman = "How does a Kalman filter decide whether to believe its prediction?"
+    assert resolve("What about the gyroscope?", _asked("What is an IMU?", kalman))[1] is False
+
+
+def test_the_llms_query_is_searched_not_read_as_the_readers_question() -> None:
+    class Rewriter:
+        def generate(self, *args, **kwargs) -> str:
+            return "PID integral term tuning"
+
+    history = [Message(m["role"], m["content"]) for m in PID_HISTORY]
+    assert resolve("And how is it tuned?", history, Rewriter()) == (
+        "PID integral term tuning", False)
 
 
 def test_a_resolved_follow_up_is_answered_as_if_asked(pipeline) -> None:
