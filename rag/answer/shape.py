@@ -128,7 +128,10 @@ COMPARED_RE = (
     re.compile(rf"^\W*(?:what(?:'s| is| are)\s+)?{ARTICLE}(?P<a>[\w./+-]+(?: [\w./+-]+){{0,2}}) "
                rf"(?:vs\.?|versus) {ARTICLE}(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
     re.compile(rf"\bboth {ARTICLE}(?P<a>[^?,;.]+?) and {ARTICLE}(?P<b>[^?,;.]+?)"
-               r"(?: (?:mentioned|used|in|on)\b|[?,;.]).*\bdifferen(?:ce|t)\b.*\bthem\b", re.I))
+               r"(?: (?:mentioned|used|in|on)\b|[?,;.]).*\bdifferen(?:ce|t)\b.*\bthem\b", re.I),
+    # two questions in one: "What is URDF? And what is SDF?"
+    re.compile(rf"^\W*what (?:is|are) {ARTICLE}(?P<a>[^?,;]+?)\s*\?\s*(?:and\s+)?what (?:is|are|"
+               rf"about) {ARTICLE}(?P<b>[^?,;]+?)\s*\??\s*$", re.I))
 
 
 TRAILING_RE = re.compile(r"\s+(?:in|on|for|within|inside|when|while|during)\s.*$", re.I)
@@ -144,7 +147,8 @@ def compared_subjects(question: str) -> tuple[str, ...]:
         if m := pattern.search(question):
             a, b = (PLAIN_RE.sub("", TRAILING_RE.sub("", " ".join(m.group(g).split())))
                     .strip(" .") for g in ("a", "b"))
-            if len(b.split()) > len(a.split()) and not ACRONYM_RE.fullmatch(a):
+            if len(b.split()) > len(a.split()) and not ACRONYM_RE.fullmatch(a) and \
+                    pattern is not COMPARED_RE[-1]:  # two questions name each thing whole
                 a = f"{a} {b.split()[-1]}"  # "forward and inverse kinematics"
             return (a, b) if a and b and a.lower() != b.lower() else ()
     return ()

@@ -128,6 +128,10 @@ def test_the_two_things_a_question_compares():
         "I keep seeing both MoveIt and Nav2 mentioned. What's the difference between them?":
             ("MoveIt", "Nav2"),
         "ROS 1 vs ROS 2?": ("ROS 1", "ROS 2"),
+        # two questions in one, each thing named whole (the book's definition of each answers)
+        "What is URDF? And what is SDF?": ("URDF", "SDF"),
+        "What is Gazebo? What is Isaac Sim?": ("Gazebo", "Isaac Sim"),
+        "What is the ZMP? And what about the centre of pressure?": ("ZMP", "centre of pressure"),
     }
     for question, subjects in cases.items():
         assert compared_subjects(question) == subjects, question
