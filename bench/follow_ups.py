@@ -23,15 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rag  # noqa: E402,F401  (thread settings before numpy/torch load)
-from bench.labelled_sets import BOOKS, DEVELOPMENT, EVAL  # noqa: E402
+from bench.labelled_sets import development_books  # noqa: E402
 from rag.answer.shape import question_subject  # noqa: E402
-from rag.config import load_settings  # noqa: E402
 from rag.index.lexical import book_casing  # noqa: E402
-from rag.index.load import load_index  # noqa: E402
 from rag.providers.base import Message  # noqa: E402
-from rag.tuning.evaluate import evaluation_pipeline  # noqa: E402
 from rag.tuning.key_facts import key_facts_found  # noqa: E402
-from rag.tuning.questions import load_questions  # noqa: E402
 
 # a name used as a thing, which "it" can stand for: before a verb or the question's end ("What
 # does URDF stand for?"), not as a modifier ("ROS 2", "my URDF joint limits", "500 Hz")
@@ -71,16 +67,9 @@ def follow_up(question: str, names: dict[str, str]) -> tuple[str, str] | None:
 def measure() -> dict[str, int]:
     totals = dict.fromkeys(("questions", "right alone", "right as follow-up", "out of scope",
                             "false alone", "false as follow-up"), 0)
-    for book, sets in BOOKS:
-        files = [EVAL / f for f, role in sets.items()
-                 if role == DEVELOPMENT and (EVAL / f).exists()]
-        if not book.exists() or not files:
-            continue
-        settings = load_settings(book_dir=book, llm="extractive")
-        index, _ = load_index(settings)
-        pipeline = evaluation_pipeline(index, settings)
+    for _settings, index, pipeline, questions in development_books():
         names = book_casing(index, names=True)
-        for q in (q for f in files for q in load_questions(f)):
+        for q in questions:
             made = follow_up(q.question, names)
             if made is None:
                 continue

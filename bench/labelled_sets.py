@@ -11,7 +11,9 @@ are held out.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT / "data" / "eval"
@@ -33,3 +35,22 @@ def sets_of(book: Path, role: str) -> list[Path]:
     """The book's sets in that role, in the order above (existing or not)."""
     return [EVAL / name for b, sets in BOOKS if b == book for name, r in sets.items()
             if r == role]
+
+
+def development_books() -> Iterator[tuple[Any, Any, Any, list]]:
+    """(settings, index, offline pipeline, development questions) for each book whose folder
+    and development sets are present: what bench/phrasing.py and bench/follow_ups.py ask."""
+    from rag.config import load_settings
+    from rag.index.load import load_index
+    from rag.tuning.evaluate import evaluation_pipeline
+    from rag.tuning.questions import load_questions
+
+    for book, sets in BOOKS:
+        files = [EVAL / f for f, role in sets.items()
+                 if role == DEVELOPMENT and (EVAL / f).exists()]
+        if not book.exists() or not files:
+            continue
+        settings = load_settings(book_dir=book, llm="extractive")
+        index, _ = load_index(settings)
+        yield (settings, index, evaluation_pipeline(index, settings),
+               [q for f in files for q in load_questions(f)])

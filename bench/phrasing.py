@@ -45,12 +45,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rag  # noqa: E402,F401  (thread settings before numpy/torch load)
-from bench.labelled_sets import BOOKS, DEVELOPMENT, EVAL  # noqa: E402
-from rag.config import load_settings  # noqa: E402
-from rag.index.load import load_index  # noqa: E402
+from bench.labelled_sets import development_books  # noqa: E402
 from rag.tuning.answers import answer_pass  # noqa: E402
-from rag.tuning.evaluate import evaluation_pipeline  # noqa: E402
-from rag.tuning.questions import load_questions  # noqa: E402
 
 
 def _lower_first(q: str) -> str:
@@ -104,15 +100,7 @@ WORDINGS: dict[str, Callable[[str], str]] = {
 def measure(names: list[str]) -> list[tuple[str, int, int, int]]:
     """(wording, right, false answers, questions it changed), summed over both books."""
     totals = {name: [0, 0, 0] for name in names}
-    for book, sets in BOOKS:
-        files = [EVAL / f for f, role in sets.items()
-                 if role == DEVELOPMENT and (EVAL / f).exists()]
-        if not book.exists() or not files:
-            continue
-        settings = load_settings(book_dir=book, llm="extractive")
-        index, _ = load_index(settings)
-        pipeline = evaluation_pipeline(index, settings)
-        questions = [q for f in files for q in load_questions(f)]
+    for settings, _index, pipeline, questions in development_books():
         for name in names:
             reworded = [dataclasses.replace(q, question=WORDINGS[name](q.question))
                         for q in questions]
