@@ -85,7 +85,9 @@ WH_RE = re.compile(r"^(?:how|what|what's|why|which|when|where|who|whose|is|are|c
 # "Tell me about X.", "Explain X.", "Define X", "List the X": a request for what the book says
 # about X, read as the question it stands for (as_question). Not "What about X?": a follow-up.
 IMPERATIVE_RE = re.compile(r"^\W*(?:(?P<about>tell (?:me|us) (?:about|more about)|explain(?: to "
-                           r"me)?|describe|define|give (?:me|us) an overview of)|(?P<list>list|"
+                           r"me)?|describe|define|summari[sz]e|sum up|give (?:me|us) (?:an? )?"
+                           r"(?:(?:quick|short|brief|simple) )?(?:overview|summary|rundown|"
+                           r"explanation|description|definition) of)|(?P<list>list|"
                            r"name|enumerate))\s+(?P<rest>.+?)\s*"
                            r"[?.!]*\s*$", _FLAGS)
 WH_REST_RE = re.compile(rf"^{WH}", _FLAGS)

@@ -97,6 +97,8 @@ def test_nothing_but_an_aside_or_a_question_using_such_words_stays(question) -> 
     ("Explain PID control please", "What is PID control?"),
     ("According to the book, explain why robots fall.", "Why robots fall?"),
     ("Tell me about tuning a PID loop", "Tuning a PID loop"),
+    ("Give me a summary of Isaac Sim.", "What is Isaac Sim?"),
+    ("Summarize the ZMP", "What is the ZMP?"), ("Give me a quick overview of DDS", "What is DDS?"),
 ])
 def test_a_request_is_read_as_the_question_it_stands_for(request_, question) -> None:
     """As requests, the development sets' "What is X?" questions were answered worse ("Tell me
