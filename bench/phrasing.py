@@ -30,7 +30,7 @@ this is a silly question. " 171 / 9, " Just curious." after it 185 / 5. After: 1
 Slips 181 / 3 -> 192 / 3 once names with capitals inside ("TensroRT"), possessives
 ("capsotne's"), compounds ("naviagte-to-goal") and English words the book does not use
 ("repalce") are read too. The 32 "What is X?" questions as "Give me a summary of X." 188 / 6,
-"Summarize X" 190 / 4; read as "What is X?": 194 / 4.
+"Summarize X" 190 / 4, "What does the author mean by X?" 192 / 6; read as "What is X?": 194 / 4.
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ WORDINGS: dict[str, Callable[[str], str]] = {
     "tell me about": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Tell me about \1.", q),
     "explain": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Explain \1.", q),
     "define": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Define \1", q),
+    "mean by": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"What does the author mean by \1?",
+                                q),
     "summary of": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Give me a summary of \1.", q),
     "summarize": lambda q: re.sub(r"^What (?:is|are) (.+?)\?$", r"Summarize \1", q),
     "greeting": lambda q: "Hi, quick question: " + q,

@@ -51,6 +51,9 @@ SAYS_ABOUT_RE = re.compile(rf"^\W*what (?:does|do|did|can|will) {SOURCE} {VERBS}
 WH = r"(?:how|what|why|which|when|where|who|whether|if)\b"  # opens what is asked
 ASKS_WHETHER_RE = re.compile(rf"^\W*(?:does|do|did|can|will) {SOURCE} {VERBS} (?P<rest>{WH}.+)$",
                              _FLAGS)
+# "What does the author mean by X?", "What is meant by X?": what X is, as the book uses it
+MEANS_RE = re.compile(rf"^\W*what (?:(?:does|do|did) {SOURCE} mean|is meant|is (?:being )?"
+                      r"referred to) by (?P<topic>.+?)\s*[?.!]*\s*$", _FLAGS)
 COVERS_RE = re.compile(rf"^\W*(?:does|do|did) {SOURCE} {VERBS} (?:anything )?(?:about |on )?"
                        r"(?P<topic>.+?)\s*[?.!]*\s*$", _FLAGS)
 # Greetings, requests to answer and thanks around the question: "Hi, quick question: ...", "Can
@@ -122,7 +125,7 @@ def asked(question: str) -> str:
     recommended?"; a request as the question it stands for (as_question()). The question itself
     when nothing is left, or nothing was set aside."""
     text = without_asides(without_own_sentences(question.strip()))
-    if m := SAYS_ABOUT_RE.match(text):
+    if m := SAYS_ABOUT_RE.match(text) or MEANS_RE.match(text):
         text = about(m.group("topic"))
     elif m := ASKS_WHETHER_RE.match(text):
         text = m.group("rest")
@@ -144,6 +147,7 @@ def about(topic: str) -> str:
     activity ("installing Isaac Sim"), the topic itself. Asked as "Tell me about X." or as the
     bare topic, "SLAM" was answered "Influential monocular SLAM system" and "domain
     randomization" refused."""
+    topic = topic.strip().strip('"“”‘’\'')  # "reality gap" quoted: the words themselves
     first = topic.split()[0].lower() if topic.split() else ""
     return topic if first.endswith("ing") and first not in ("thing", "string") else \
         f"What is {topic}?"

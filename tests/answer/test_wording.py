@@ -37,6 +37,9 @@ from rag.index.lexical import book_casing
     ("What does the author recommend for the lab setup?", "What is recommended for the lab setup?"),
     ("Which simulator do the authors prefer, and why?", "Which simulator is preferred, and why?"),
     ("What is the book's definition of ZMP?", "What is the definition of ZMP?"),
+    ('What does the book mean by "reality gap"?', "What is reality gap?"),
+    ("What does the author mean by compliance?", "What is compliance?"),
+    ("What is meant by sim-to-real?", "What is sim-to-real?"),
 ])
 def test_words_about_the_book_are_dropped(question, plain) -> None:
     assert asked(question) == plain
