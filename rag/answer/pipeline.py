@@ -20,7 +20,7 @@ from rag.answer.evidence import defines_asked, sentence_vectors_for
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import llm_draft, llm_draft_stream
 from rag.answer.query_types import classify_with_llm
-from rag.answer.response import build_response, error_response
+from rag.answer.response import build_response, error_response, nearest_places
 from rag.answer.stage_thread import run_in_daemon
 from rag.answer.turn import Turn
 from rag.answer.wording import as_read
@@ -220,9 +220,7 @@ class Pipeline:
         if best < threshold and defines_asked(turn.asked(), retrieval.candidates,
                                               turn.index.sentences):
             best = threshold  # "What does VIO stand for?": the book defines what is asked
-        nearest = list(dict.fromkeys(
-            f"{h.chunk.chapter_title} › {h.chunk.section_title}"
-            for h in retrieval.candidates if h.chunk.source == "book"))[:3]
+        nearest = nearest_places(turn.index, retrieval.candidates)
         # names the book never mentions; a pasted passage may mention them, so not with one
         book_only = bool(retrieval.candidates) and all(
             h.chunk.source == "book" for h in retrieval.candidates)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confiden
 from rag.answer.context import ContextDecision
 from rag.answer.llm import says_not_covered
 from rag.answer.turn import Turn
-from rag.types import MODE_LABELS, Chunk, Confidence, Draft, Response, Retrieval, Verdict
+from rag.types import MODE_LABELS, Chunk, Confidence, Draft, Hit, Response, Retrieval, Verdict
 
 if TYPE_CHECKING:
     from rag.index.build import BookIndex
@@ -75,8 +75,7 @@ def build_response(turn: Turn, decision: ContextDecision, retrieval_query: str,
                                   s.level_high, s.level_medium,
                                   calibrated=bool(draft and draft.calibrated))
     names = book_section_names(turn.index)
-    nearest = list(dict.fromkeys(place_name(h.chunk, names) for h in retrieval.candidates
-                                 if h.chunk.source == "book"))[:3]
+    nearest = nearest_places(turn.index, retrieval.candidates)
     verdicts: list[Verdict] = [verdict] if verdict else []
     citations: tuple = ()
     answer = ""
@@ -127,6 +126,14 @@ def place_name(chunk: Chunk, names: Mapping[str, str]) -> str:
     section = section_name(chunk, names)
     return chunk.chapter_title if section == chunk.chapter_title else \
         f"{chunk.chapter_title} › {section}"
+
+
+def nearest_places(index: BookIndex | None, candidates: Sequence[Hit], limit: int = 3
+                   ) -> list[str]:
+    """The book's sections retrieval ranked first, as a refusal names them (place_name)."""
+    names = book_section_names(index)
+    return list(dict.fromkeys(place_name(h.chunk, names) for h in candidates
+                              if h.chunk.source == "book"))[:limit]
 
 
 def book_section_names(index: BookIndex | None) -> dict[str, str]:
