@@ -14,6 +14,7 @@ from rag.errors import RagError
 from rag.index.lexical import tokenize
 from rag.notices import Notice, make_notice
 from rag.providers.base import LLM, Message
+from rag.retrieval.query import MAX_QUERY_CHARS
 from rag.types import MODES
 
 FULL_BOOK, SELECTION, SELECTION_BOOK = MODES
@@ -172,9 +173,11 @@ def resolve(question: str, history: Sequence[Message], llm: LLM | None = None,
     previous = [m.content for m in history if m.role == "user"]
     if not previous:
         return question, True
-    if llm is None and follows(question):
+    if llm is None and follows(question) and all(len(p) <= MAX_QUERY_CHARS
+                                                 for p in previous[-3:]):
         # the questions before read as they stood for too ("What does it stand for?" -> "What
-        # does URDF stand for?"), for "What about SDF?" after them
+        # does URDF stand for?"), for "What about SDF?" after them; a longer "question" than
+        # one can ask (an API's history) is only searched with it
         before = ""
         for text in previous[-3:]:
             before = (standalone(text, before) if before and follows(text) else "") or text
