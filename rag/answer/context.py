@@ -171,10 +171,9 @@ def resolve(question: str, history: Sequence[Message], llm: LLM | None = None,
     True; else the question in its conversation, rewritten by the LLM into a search query, or
     the question before it and it together: False."""
     previous = [m.content for m in history if m.role == "user"]
-    if not previous:
-        return question, True
-    if llm is None and follows(question) and all(len(p) <= MAX_QUERY_CHARS
-                                                 for p in previous[-3:]):
+    follow_up = bool(previous) and is_follow_up(question)
+    if llm is None and (follow_up or previous and refers_back(question)) and all(
+            len(p) <= MAX_QUERY_CHARS for p in previous[-3:]):
         # the questions before read as they stood for too ("What does it stand for?" -> "What
         # does URDF stand for?"), for "What about SDF?" after them; a longer "question" than
         # one can ask (an API's history) is only searched with it
@@ -183,10 +182,11 @@ def resolve(question: str, history: Sequence[Message], llm: LLM | None = None,
             before = (standalone(text, before) if before and follows(text) else "") or text
         if alone := standalone(question, before):
             return alone, True
-    if not is_follow_up(question):
+    if not follow_up:
         return question, True
-    query = rewrite_query(question, history, llm, timeout)  # the LLM's query is no question
-    return query, query == question
+    if llm is not None and (rewritten := _rewritten(question, history, llm, timeout)):
+        return rewritten, rewritten == question  # the LLM's query is no question to read
+    return f"{previous[-1]} {question}", False
 
 
 def follows(question: str) -> bool:
@@ -195,20 +195,21 @@ def follows(question: str) -> bool:
     return is_follow_up(question) or refers_back(question)
 
 
+def _rewritten(question: str, history: Sequence[Message], llm: LLM, timeout: float) -> str:
+    """The follow-up as the LLM rewrites it into one standalone search query; "" when it fails
+    (then the deterministic rewrite stands)."""
+    transcript = "\n".join(f"{m.role}: {m.content[:500]}" for m in history[-6:])
+    try:
+        rewritten = llm.generate(REWRITE_SYSTEM, [Message(
+            "user", f"<conversation>\n{transcript}\n</conversation>\n"
+                    f"<follow_up>{question}</follow_up>")], 100, timeout).strip()
+    except RagError:
+        return ""
+    return rewritten.splitlines()[0] if 0 < len(rewritten) <= 1000 else ""
+
+
 def rewrite_query(question: str, history: Sequence[Message], llm: LLM | None = None,
                   timeout: float = 2.0) -> str:
-    """The query to retrieve with: the question itself, or the question in its conversation."""
-    previous = [m.content for m in history if m.role == "user"]
-    if not previous or not is_follow_up(question):
-        return question
-    if llm is not None:
-        transcript = "\n".join(f"{m.role}: {m.content[:500]}" for m in history[-6:])
-        try:
-            rewritten = llm.generate(REWRITE_SYSTEM, [Message(
-                "user", f"<conversation>\n{transcript}\n</conversation>\n"
-                        f"<follow_up>{question}</follow_up>")], 100, timeout).strip()
-            if 0 < len(rewritten) <= 1000:
-                return rewritten.splitlines()[0]
-        except RagError:
-            pass  # an LLM failure falls back to the deterministic rewrite below
-    return f"{previous[-1]} {question}"
+    """The query to retrieve with: the question itself, or the question in its conversation
+    (resolve() without saying which)."""
+    return resolve(question, history, llm, timeout)[0]
