@@ -72,20 +72,20 @@ def corrections(question: str, words: Mapping[str, int], names: Mapping[str, str
     writes it: rag.index.lexical.book_casing with names) one edit away ("Jeston" -> "Jetson"),
     or left for the content guardrail to report as a name the book never mentions ("Flask")."""
     fixes: dict[str, str] = {}
-    known = english()
+    known, names = english(), names or {}
     if not known:
         return fixes
     for typed in set(WORD_RE.findall(question)):
         lower = typed.lower()
-        if lower in words or lower in known or lower in (names or {}):
+        if lower in words or lower in known or lower in names:
             continue  # the book's word or name ("capex": CapEx), or English ("lagging")
         name = any(ch.isupper() for ch in typed[1:]) or (
             typed[0].isupper() and not question.startswith(typed))
         edits = one_edit(lower)
         if name:
-            near = [w for w in edits if w in (names or {})]
+            near = [w for w in edits if w in names]
             if near:
-                fixes[typed] = (names or {})[max(near, key=lambda w: (words.get(w, 0), w))]
+                fixes[typed] = names[max(near, key=lambda w: (words.get(w, 0), w))]
             continue
         # the book's word used most, else the English word two swapped letters make ("repalce"
         # -> "replace"): a word one other edit from an English one is often a term of the

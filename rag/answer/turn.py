@@ -6,11 +6,11 @@ import dataclasses
 import time
 
 from rag.answer.spelling import foreign
-from rag.answer.wording import as_read
+from rag.answer.wording import as_read, book_names
 from rag.config import Settings
 from rag.errors import BudgetExceeded
 from rag.index.build import BookIndex
-from rag.index.lexical import book_casing, book_words
+from rag.index.lexical import book_words
 from rag.notices import NOT_ENGLISH, READ_AS, Notice, make_notice
 
 
@@ -46,7 +46,7 @@ class Turn:
     def _read(self, question: str) -> str:
         fixes: dict[str, str] = {}
         if self.index is not None and foreign(question, book_words(self.index),
-                                              book_casing(self.index, names=True)):
+                                              book_names(self.index)):
             self.notices.append(make_notice(NOT_ENGLISH))
             return question.strip()  # no English slips to read in it
         plain = as_read(question, self.index, fixes)

@@ -28,6 +28,7 @@ development questions answered right as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -197,7 +198,13 @@ def without_own_sentences(text: str) -> str:
 
 def _of_the_reader(sentence: str) -> bool:
     words = set(re.findall(r"[a-z]+(?:['’][a-z]+)?", sentence.lower().replace("’", "'")))
-    return not re.search(r"\d", sentence) and words <= READER_WORDS | english_stop_words()
+    return not re.search(r"\d", sentence) and words <= _readers_words()
+
+
+@functools.cache
+def _readers_words() -> frozenset[str]:
+    """READER_WORDS and the stop words, joined once."""
+    return READER_WORDS | english_stop_words()
 
 
 def with_casing(question: str, casing: Mapping[str, str]) -> str:
@@ -215,9 +222,14 @@ def as_read(question: str, index, fixes: dict[str, str] | None = None) -> str:
     loaded BookIndex: its misspelt words and names as the book's (rag.answer.spelling; what was
     read otherwise is added to `fixes`), written all in lower case with the book's acronyms
     (with_casing), then without its words about the book, greetings or thanks (asked)."""
-    names = book_casing(index, names=True, share=NAME_SHARE)
-    spelt = corrected(question, book_words(index), names, fixes)
+    spelt = corrected(question, book_words(index), book_names(index), fixes)
     return asked(with_casing(spelt, book_casing(index)))
+
+
+def book_names(index) -> dict[str, str]:
+    """The names the book writes with a capital (rag.index.lexical.book_casing at NAME_SHARE):
+    what a misspelt name is read as, and what is no foreign word (rag.answer.spelling)."""
+    return book_casing(index, names=True, share=NAME_SHARE)
 
 
 def as_question(text: str) -> str:
