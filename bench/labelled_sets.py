@@ -25,7 +25,7 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
     (SAMPLE_BOOK, {"questions.yaml": DEVELOPMENT}),
     (PHYSICAL_AI, {
         **{f"physical-ai{part}.yaml": DEVELOPMENT for part in (
-            "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos")},
+            "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts")},
         **{f"physical-ai{part}.yaml": HELD_OUT for part in (
             "-blind3", "-blind4", "-quantities")}}),
 ]

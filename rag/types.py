@@ -122,6 +122,7 @@ class Hit:
     terms: float = 0.0  # composite signals, each in [0, 1] (see RetrievalSettings)
     authority: float = 0.0
     recency: float = 0.0
+    part: float = 0.0  # in the numbered part the question names +1, in another -1 (retrieval.parts)
     rerank: float | None = None  # the re-ranker's score; None: not re-ranked
     rank_before: int | None = None  # rank by blended score before re-ranking
     moved: str = ""  # "in": re-ranking brought it into the top-k, "out": pushed it out
@@ -136,7 +137,8 @@ class Hit:
             "bm25": self.bm25, "blended": self.blended, "passed": self.passed,
             "selected": self.selected, "rank": self.rank, "reason": self.reason,
             "terms": self.terms, "authority": self.authority, "recency": self.recency,
-            "rerank": self.rerank, "rank_before": self.rank_before, "moved": self.moved,
+            "part": self.part, "rerank": self.rerank, "rank_before": self.rank_before,
+            "moved": self.moved,
         }
         if with_text:
             out["text"] = c.text

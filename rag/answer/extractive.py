@@ -78,6 +78,14 @@ from rag.answer.unit_scoring import (
 from rag.book.sentences import HEADING
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
+from rag.retrieval.parts import (
+    named_parts,
+    names_other_part,
+    names_part,
+    part_score,
+    part_words,
+    place_of,
+)
 from rag.types import Draft, Hit
 
 EXTRACTIVE = "extractive"
@@ -138,14 +146,16 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     count = max(1, max_sentences)
-    plain = chosen = choose(scored, count, question)
+    placed = placements(sources, question)
+    candidates = in_named_part(scored, placed, question)
+    plain = chosen = choose(candidates, count, question)
     rule = ""  # why the quotes are not plain's, in words
     if pair := defined_pair(scored, compared, question):  # read as asked, the likelier leads
         chosen = sorted(pair, key=lambda s: -s.probability)  # the confidence and the quotes
         rule = "the book's definitions of " + " and of ".join(f'"{c}"' for c in compared) + \
             ", the two things the question compares"
     elif subject and not answers_subject(chosen[0].unit, subject, question) and (
-            defining := led_by(scored, count, question,
+            defining := led_by(candidates, count, question,
                                lambda u: gives_definition(u.text, u.kind, subject))):
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
@@ -153,13 +163,19 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     asked = quantity.asked_quantities(question)
     if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
-        stated = led_by(scored, count, question, lambda u: not quantity.missing(asked, [u.text]))
+        stated = led_by(candidates, count, question,
+                        lambda u: not quantity.missing(asked, [u.text]))
         if stated is None:
             return _refusal(sources, chosen[0].probability, scored, missing)
         chosen, pair = stated, None
         rule = "a unit that states the value the question asks for: " + ", ".join(missing)
-    best, covered = chosen[0].probability, coverage(idf, chosen)
-    weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and covered < COVERAGE_FLOOR)
+    # a quote placed in the part the question names holds its "module 3" where it sits
+    best = chosen[0].probability
+    covered = coverage(idf, chosen, tokenize(part_words(question))
+                       if any(placed[s.unit.source] > 0 for s in chosen) else ())
+    # a lead in the part the question names is about what it asks, in the book's words
+    topic_only = covered < COVERAGE_FLOOR and placed[chosen[0].unit.source] <= 0
+    weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and topic_only)
     if weak and sources[0].dense < CLOSE_SECTION and not pair:
         return _refusal(sources, best, scored)
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
@@ -176,6 +192,34 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   more_units(scored, chosen), led_by=rule if chosen != plain else "")
 
 
+
+
+def placements(sources: Sequence[Hit], question: str) -> list[float]:
+    """Per source, whether it sits in the numbered part the question names (> 0), in another
+    of its kind (< 0) or neither (0): where it is placed, not what its text mentions
+    (rag.retrieval.parts.part_score without mentions). All 0 for any other question."""
+    asked = named_parts(question)
+    return [part_score(asked, place_of(h.chunk)) if asked else 0.0 for h in sources]
+
+
+def in_named_part(scored: list[Scored], placed: Sequence[float], question: str
+                  ) -> list[Scored]:
+    """For a question that names a numbered part ("What does Module 2 cover?"), the units about
+    it (rag.retrieval.parts): naming it ("Module 2 (Weeks 6-7): Simulating sensors in
+    Gazebo"), or in a section placed in it (`placed`: placements()) and naming no other part
+    of its kind (weeks 1-2's "Hands-On in Later Modules" lists weeks 6-13); without any, the
+    units not about another part of its kind: neither placed in one nor, placed nowhere, naming
+    only others ("This kit covers Module 3 (Isaac ROS) and Module 4 (VLA)."; Module 4's
+    prerequisite "Completion of Module 3" stays). All units for any other question, or when
+    every unit is about another part."""
+    asked = named_parts(question)
+    if not asked:
+        return scored
+    inside = [s for s in scored if placed[s.unit.source] > 0 or (
+        placed[s.unit.source] == 0 and not names_other_part(s.unit.text, asked))]
+    about = [s for s in inside if names_part(s.unit.text, asked) or (
+        placed[s.unit.source] > 0 and not names_other_part(s.unit.text, asked))]
+    return about or inside or scored
 
 
 def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:
@@ -200,12 +244,13 @@ def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
     return tuple((s.unit.text, s.unit.source, s.probability) for s in rest[:count])
 
 
-def coverage(idf: dict[str, float], chosen: list[Scored]) -> float:
+def coverage(idf: dict[str, float], chosen: list[Scored], placed: Sequence[str] = ()) -> float:
     """The share of the question's terms, each weighted by its rarity in the book (`idf`, keyed
     by the question's terms), that the quoted units contain: an answer that never mentions a
-    rare word of the question likely leaves a part of it unanswered."""
+    rare word of the question likely leaves a part of it unanswered. `placed`: terms the quotes
+    hold by where they sit (the numbered part the question names, rag.retrieval.parts)."""
     total = sum(idf.values())
-    quoted = frozenset().union(*(s.stems for s in chosen))
+    quoted = frozenset(placed).union(*(s.stems for s in chosen))
     return round(sum(w for t, w in idf.items() if t in quoted) / total, 6) if total else 1.0
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from rag.errors import ConfigError, RagError
 from rag.index.build import BookIndex, dense_scores_for
 from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
+from rag.retrieval.parts import PART_WEIGHT, part_scores
 from rag.retrieval.query import validate_query
 from rag.retrieval.signals import SIGNALS, book_signals
 from rag.types import MAX_SIGNALS, Chunk, Hit, Retrieval, RetrievalSettings
@@ -120,7 +121,7 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
     rows = np.asarray(positions, dtype=np.int64)
     authority, recency = book_signals(index)
     signals = {"terms": lexical.coverage(positions), "authority": authority[rows],
-               "recency": recency[rows]}
+               "recency": recency[rows], "part": part_scores(query, chunks)}
     timings["signals_ms"] = (time.perf_counter() - t0) * 1000
     return CandidatePool(query=query, chunks=chunks, dense=dense, bm25_raw=bm25_raw,
                          bm25_max=lexical.best,
@@ -129,12 +130,17 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
 
 
 def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retrieval:
-    """Blend, sort, cut at the threshold, keep one chunk per section, keep the best top_k."""
+    """Blend, sort, cut at the threshold, keep one chunk per section, keep the best top_k.
+    A question that names a numbered part moves each candidate by PART_WEIGHT x its part score
+    (rag.retrieval.parts): up in the part named, down in another of its kind."""
     t0 = time.perf_counter()
     bm25 = pool.bm25
+    part = pool.signal("part")
     blended = blend_scores(pool.dense, bm25, settings.w_dense, signals=pool.signals,
                            signal_weights=settings.signal_weights)
-    extra = {name: pool.signal(name) for name in SIGNALS}
+    if part.any():
+        blended = blended + np.float32(PART_WEIGHT) * part
+    extra = {name: pool.signal(name) for name in (*SIGNALS, "part")}
     order = np.lexsort((np.arange(len(blended)), -blended))
     seen_sections: set[str] = set()
     hits: list[Hit] = []
@@ -182,7 +188,8 @@ def pool_to_record(retrieval: Retrieval) -> dict:
         "query": retrieval.query, "bm25_max": retrieval.bm25_max,
         "candidates": [{**{f: getattr(h.chunk, f) for f in POOL_FIELDS},
                         "dense": h.dense, "bm25_raw": h.bm25_raw, "bm25": h.bm25,
-                        **{name: getattr(h, name) for name in SIGNALS if getattr(h, name)}}
+                        **{name: getattr(h, name) for name in (*SIGNALS, "part")
+                           if getattr(h, name)}}
                        for h in retrieval.candidates],
     }
 
@@ -201,4 +208,4 @@ def pool_from_record(record: dict) -> CandidatePool:
                           dtype=np.float32),
         bm25_max=float(record.get("bm25_max", 0.0)),
         signals={name: np.array([c.get(name, 0.0) for c in record.get("candidates", [])],
-                                dtype=np.float32) for name in SIGNALS})
+                                dtype=np.float32) for name in (*SIGNALS, "part")})

@@ -424,3 +424,19 @@ def test_why_this_answer_names_a_same_titled_section_with_its_heading():
     assert hit_name(hit, names) == "Lab Infrastructure Options › Option 2: Cloud-Native Lab › " \
         "Advantages"
     assert turn_hits_frame([hit], names=names).loc[0, "section"] == hit_name(hit, names)
+
+
+def test_contributions_with_a_numbered_part_still_add_up(pool):
+    """A question naming "Module 2" moves each candidate by PART_WEIGHT x its part score; the
+    table shows the score and the chart's parts (one of them negative) add up to the blend."""
+    from rag.retrieval.parts import PART_WEIGHT
+
+    part = np.array([1.0, -1.0, 0.0, -0.5][:len(pool.chunks)], dtype=np.float32)
+    moved = dataclasses.replace(pool, signals={"part": part})
+    retrieval = rank_candidates(moved, RetrievalSettings(0.8, 0.3, 5, 50))
+    frame = contributions_frame(retrieval)
+    parts = frame["dense_part"] + frame["bm25_part"] + frame["part_part"]
+    assert np.allclose(parts, frame["blended"], atol=1e-5)
+    assert frame["part_part"].min() == pytest.approx(-PART_WEIGHT)
+    table = candidates_frame(retrieval, "", "")
+    assert sorted(table["part"]) == sorted(part.tolist())

@@ -18,10 +18,11 @@ from rag.answer.citations import build_url, section_names
 from rag.answer.citations import section_name as chunk_section_name
 from rag.answer.guardrails import reason_label
 from rag.audit.filters import AuditFilters
+from rag.retrieval.parts import PART_WEIGHT
 from rag.types import Chunk, Retrieval
 
 CANDIDATE_COLUMNS = ("rank", "section", "chapter", "link", "stable", "dense", "bm25_raw", "bm25",
-                     "terms", "authority", "recency", "blended", "rerank", "rank_before",
+                     "terms", "authority", "recency", "part", "blended", "rerank", "rank_before",
                      "moved", "passed", "selected", "reason", "chunk_id")
 MOVED_TEXT = {"in": "into top-k", "out": "out of top-k", "": ""}
 REASON_TEXT = {"below_threshold": "below threshold", "duplicate_section": "duplicate section",
@@ -59,7 +60,7 @@ def candidates_frame(retrieval: Retrieval, template: str, base_url: str,
         "link": _link(build_url(template, base_url, h.chunk), h.chunk, base_url) or None,
         "stable": h.chunk.stable and bool(h.chunk.section_id), "dense": h.dense,
         "bm25_raw": h.bm25_raw, "bm25": h.bm25, "terms": h.terms, "authority": h.authority,
-        "recency": h.recency, "blended": h.blended, "rerank": h.rerank,
+        "recency": h.recency, "part": h.part, "blended": h.blended, "rerank": h.rerank,
         "rank_before": h.rank_before, "moved": MOVED_TEXT.get(h.moved, h.moved),
         "passed": h.passed, "selected": h.selected, "reason": reason_text(h.reason),
         "chunk_id": h.chunk.chunk_id,
@@ -77,7 +78,8 @@ SIGNAL_PARTS = ("terms", "authority", "recency")
 def contributions_frame(retrieval: Retrieval, limit: int | None = None) -> pd.DataFrame:
     """The weighted parts of each candidate's blended score (best first), which add up to it:
     (1 - signal weights) x (dense weight x dense, BM25 weight x BM25), then each composite
-    signal x its weight."""
+    signal x its weight, then the numbered part's move (rag.retrieval.parts: PART_WEIGHT x the
+    part score, negative for a section of another part)."""
     s = retrieval.settings
     weights = s.signal_weights
     share = 1.0 - sum(weights.values())
@@ -89,10 +91,12 @@ def contributions_frame(retrieval: Retrieval, limit: int | None = None) -> pd.Da
         "bm25_part": round(share * s.w_bm25 * h.bm25, 6),
         **{f"{name}_part": round(weights.get(name, 0.0) * getattr(h, name), 6)
            for name in SIGNAL_PARTS},
+        "part_part": round(PART_WEIGHT * h.part, 6),
         "blended": h.blended,
         "status": "in top-k" if h.selected else ("passed" if h.passed else "below threshold"),
     } for h in hits], columns=["label", "rank", "dense_part", "bm25_part",
-                               *(f"{n}_part" for n in SIGNAL_PARTS), "blended", "status"])
+                               *(f"{n}_part" for n in SIGNAL_PARTS), "part_part", "blended",
+                               "status"])
 
 
 def _change(rank_a: int | None, rank_b: int | None, top_a: bool, top_b: bool) -> str:

@@ -41,6 +41,11 @@ TABLE_CONFIG = {
                                            help="Share of the question's terms in the chunk."),
     "authority": st.column_config.NumberColumn("Authority", format="%.2f", width=68),
     "recency": st.column_config.NumberColumn("Recency", format="%.2f", width=64),
+    "part": st.column_config.NumberColumn(
+        "Numbered part", format="%+.1f", width=100,
+        help="The question names a numbered part (Module 2, week 5): +1 where the section sits "
+             "in it, -1 in another of its kind, ±0.5 where only its text names one; the "
+             "blended score moves by 0.15 × this."),
     "blended": st.column_config.NumberColumn("Blended", format="%.3f", width=68),
     "rerank": st.column_config.NumberColumn("Re-rank", format="%.3f", width=66,
                                             help="The re-ranker's score (empty: not re-scored)."),
@@ -60,12 +65,14 @@ SIGNAL_COLUMNS = {"terms": "w_terms", "authority": "w_authority", "recency": "w_
 RERANK_COLUMNS = ["rerank", "rank_before", "moved"]
 
 
-def table_columns(settings: RetrievalSettings) -> list[str]:
-    """The table's columns: a signal's column once its weight counts, re-rank columns when
-    re-ranking is on (each beside the scores it changes)."""
+def table_columns(settings: RetrievalSettings, with_part: bool = False) -> list[str]:
+    """The table's columns: a signal's column once its weight counts, the numbered part's when
+    the question names one (`with_part`), re-rank columns when re-ranking is on (each beside
+    the scores it changes)."""
     columns = list(TABLE_COLUMNS)
     at = columns.index("blended")
     signals = [c for c, w in SIGNAL_COLUMNS.items() if c == "terms" or getattr(settings, w) > 0]
+    signals += ["part"] if with_part else []
     columns[at:at] = signals
     if settings.rerank != "off":
         at = columns.index("blended") + 1
@@ -168,7 +175,8 @@ def candidate_table(retrieval: Retrieval, ctx: AppContext, key: str) -> int | No
     frame = candidates_frame(retrieval, ctx.settings.url_template, ctx.settings.base_url,
                              book_section_names(ctx.index))
     event = st.dataframe(frame, key=key, hide_index=True, width="stretch", height=380,
-                         column_order=table_columns(retrieval.settings),
+                         column_order=table_columns(retrieval.settings,
+                                                    any(h.part for h in retrieval.candidates)),
                          column_config={**TABLE_CONFIG, "rank_before": st.column_config.
                                         NumberColumn("Rank before re-rank", width=80)}
                          if retrieval.settings.rerank != "off" else TABLE_CONFIG,
@@ -185,7 +193,8 @@ def contribution_chart(retrieval: Retrieval, limit: int, title: str = "") -> go.
              ("bm25_part", "BM25 × weight", BM25_COLOR)]
     parts += [(f"{name}_part", f"{label} × weight", color) for name, label, color in (
         ("terms", "term match", "#4a9d6e"), ("authority", "authority", "#8e6bb8"),
-        ("recency", "recency", "#7f8c8d")) if frame[f"{name}_part"].any()]
+        ("recency", "recency", "#7f8c8d"), ("part", "numbered part", "#b5651d"))
+        if frame[f"{name}_part"].any()]
     for column, name, color in parts:
         fig.add_bar(y=frame["label"], x=frame[column], name=name, orientation="h",
                     marker={"color": color, "opacity": opacity},
@@ -196,13 +205,15 @@ def contribution_chart(retrieval: Retrieval, limit: int, title: str = "") -> go.
     fig.add_vline(x=threshold, line={"color": LINE_COLOR, "dash": "dash", "width": 2},
                   annotation_text=f"threshold {threshold:.2f}",
                   annotation_position="bottom right", annotation_font_color=LINE_COLOR)
-    fig.update_layout(barmode="stack", height=max(260, 26 * len(frame) + 90),
+    # "relative": a numbered part's move is negative for a section of another part
+    fig.update_layout(barmode="relative", height=max(260, 26 * len(frame) + 90),
                       margin={"l": 10, "r": 10, "t": 60 if title else 36, "b": 10},
                       title=title or None,
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.0,
                               "xanchor": "left", "x": 0, "traceorder": "normal"},
                       xaxis={"title": "blended score",
-                             "range": [0, max(0.5, threshold, retrieval.best_score) * 1.08]},
+                             "range": [min(0.0, float(frame["part_part"].min()) * 1.3),
+                                       max(0.5, threshold, retrieval.best_score) * 1.08]},
                       yaxis={"automargin": True, "tickfont": {"size": 11}})
     return fig
 
@@ -217,8 +228,8 @@ def chunk_reader(retrieval: Retrieval, row: int | None, question: str) -> None:
     st.markdown(f"**{where}: #{hit.rank} {path}**")
     status = "in top-k" if hit.selected else reason_text(hit.reason) or "passed"
     extra = "".join(f" · {label} {getattr(hit, name):.3f}" for name, label in (
-        ("terms", "term match"), ("authority", "authority"), ("recency", "recency"))
-        if name == "terms" or getattr(hit, name))
+        ("terms", "term match"), ("authority", "authority"), ("recency", "recency"),
+        ("part", "numbered part")) if name == "terms" or getattr(hit, name))
     if hit.rerank is not None:
         extra += f" · re-rank {hit.rerank:.3f} (rank before {hit.rank_before})"
     st.caption(f"dense {hit.dense:.3f} · BM25 {hit.bm25:.3f} (raw {hit.bm25_raw:.2f}){extra} · "
