@@ -40,6 +40,7 @@ bench: index $(VENV)/.installed-dev  ## benches reuse the tests' builders
 	$(PY) bench/quality.py
 	$(PY) bench/phrasing.py
 	$(PY) bench/follow_ups.py
+	$(PY) bench/navigation.py
 	$(PY) bench/audit.py
 	$(PY) bench/tuning.py
 	$(PY) bench/ingest.py

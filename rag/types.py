@@ -196,6 +196,9 @@ class Draft:
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False
+    # a "Which chapter covers X?" answer (rag.answer.navigate): the sections it names, by index
+    # into `sources`; its sentences are Folio's own, each naming sections with their markers
+    places: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,23 @@ def section_name(chunk: Chunk, names: Mapping[str, str] | None = None) -> str:
     return (names or {}).get(chunk.section_key, chunk.section_title)
 
 
+def book_section_names(index) -> dict[str, str]:
+    """section_names() of a loaded BookIndex's book, once per index ({} without one)."""
+    if index is None:
+        return {}
+    key = ("section_names", id(index.chunks))
+    if key not in index.derived:
+        index.derived[key] = section_names(index.chunks)
+    return index.derived[key]
+
+
+def place_name(chunk: Chunk, names: Mapping[str, str]) -> str:
+    """"Chapter › Section" (section_name), or the chapter's title alone for its opening text."""
+    section = section_name(chunk, names)
+    return chunk.chapter_title if section == chunk.chapter_title else \
+        f"{chunk.chapter_title} › {section}"
+
+
 def chunk_location(chunk: Chunk, template: str, base_url: str,
                    names: Mapping[str, str] | None = None) -> dict:
     """Where a chunk is, as a citation names it: its link (build_url), ids, section (named apart

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from rag.answer.navigate import where_match
 from rag.answer.shape import question_subject
 from rag.answer.wording import asked
 from rag.errors import RagError
@@ -155,10 +156,12 @@ def refers_back(question: str) -> bool:
     question is asked of ("Which physics engines can it run on?" after "What is Gazebo?"), or
     the last word of a short question naming nothing ("How do I create one?"). Not after a
     second clause it may refer within ("What is derivative kick and how is it avoided?"), nor in
-    "Why is the robot falling when it walks?"."""
+    "Why is the robot falling when it walks?". A question about where the book treats "it" does."""
     m = PRONOUN_RE.search(question)
     if m is None or re.search(r"\band\b|[,;:]", question[:m.start()]):
         return False
+    if (where := where_match(question)) and PRONOUN_RE.fullmatch(where.group("topic")):
+        return True  # "Where does the book talk about it?" (rag.answer.navigate)
     last = not question[m.end():].strip(" ?.!")  # "How do I create one?"
     return bool(ASKED_OF_RE.match(question)) or (last and len(question.split()) <= 6 and
                                                  not re.search(r"\s(?!I\b|I')[A-Z]", question))

@@ -19,6 +19,7 @@ from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, resolve, s
 from rag.answer.evidence import defines_asked, sentence_vectors_for
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import llm_draft, llm_draft_stream
+from rag.answer.navigate import names_topic, navigation_draft
 from rag.answer.query_types import classify_with_llm
 from rag.answer.response import build_response, error_response, nearest_places
 from rag.answer.stage_thread import run_in_daemon
@@ -192,7 +193,8 @@ class Pipeline:
                 hit = score_selection(turn.index, decision.selection, query, settings.w_dense,
                                       settings.threshold)
                 return query, Retrieval(query, settings, (hit,), (hit,))
-            book = search_book(turn.index, query, settings)
+            # "Which chapter covers X?": X (rag.answer.navigate), else the question as read
+            book = search_book(turn.index, query := turn.searched(query), settings)
             if decision.selection is None:
                 return query, book
             hit = score_selection(turn.index, decision.selection, query, settings.w_dense,
@@ -206,21 +208,19 @@ class Pipeline:
 
     def _pre_answer_verdict(self, turn: Turn, retrieval: Retrieval) -> g.Verdict | None:
         """Refusals that need no draft: capability, then content (nothing above the threshold)."""
-        s = turn.settings
-        book = s.resolved_title
-        capability = g.check_capability(turn.question, book, self.as_of,
-                                        retrieval.candidates, turn.index.chunks,
-                                        turn.asked())
+        s, book, found = turn.settings, turn.settings.resolved_title, retrieval.candidates
+        capability = g.check_capability(turn.question, book, self.as_of, found,
+                                        turn.index.chunks, turn.asked())
         if capability:
             return capability
         # a passage can pass on its share of the question's terms with a blend under the cut
         threshold = retrieval.settings.threshold  # the question type's own, when it has one
         best = max((max(h.blended, threshold) for h in retrieval.hits if h.passed),
                    default=0.0)
-        if best < threshold and defines_asked(turn.asked(), retrieval.candidates,
-                                              turn.index.sentences):
-            best = threshold  # "What does VIO stand for?": the book defines what is asked
-        nearest = nearest_places(turn.index, retrieval.candidates)
+        if best < threshold and (names_topic(turn.topic, found, turn.index) or defines_asked(
+                turn.asked(), found, turn.index.sentences)):  # "Which chapter covers X?": a
+            best = threshold  # heading names X; "What does VIO stand for?": the book defines it
+        nearest = nearest_places(turn.index, found)
         # names the book never mentions; a pasted passage may mention them, so not with one
         book_only = bool(retrieval.candidates) and all(
             h.chunk.source == "book" for h in retrieval.candidates)
@@ -276,9 +276,10 @@ class Pipeline:
     def _extractive(self, turn: Turn, hits, candidates) -> Draft:
         """Book units scored with the sentence vectors kept with the index, against the
         question's exact vector (retrieval's may be int8's approximation); by words alone when
-        the embedder fails."""
-        count = turn.settings.extractive_sentences
-        table = turn.index.sentences
+        the embedder fails. "Which chapter covers X?": the sections, named (navigate)."""
+        if turn.topic:
+            return navigation_draft(turn.topic, hits, candidates, turn.index, kind=turn.kind)
+        count, table = turn.settings.extractive_sentences, turn.index.sentences
         question = turn.asked()  # "According to the book, ..." asks what follows
         try:  # the request's QueryMemo: a failed embedder is not asked again
             vector = turn.index.embedder.embed_query_exact(question)

@@ -7,13 +7,13 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from rag.answer import guardrails as g
-from rag.answer.citations import chunk_location, cite, section_name, section_names
+from rag.answer.citations import book_section_names, chunk_location, cite, place_name
 from rag.answer.claims import unsupported_verdicts
 from rag.answer.confidence import GATE_ANSWER, GATE_REFUSE, gate, score_confidence
 from rag.answer.context import ContextDecision
 from rag.answer.llm import says_not_covered
 from rag.answer.turn import Turn
-from rag.types import MODE_LABELS, Chunk, Confidence, Draft, Hit, Response, Retrieval, Verdict
+from rag.types import MODE_LABELS, Confidence, Draft, Hit, Response, Retrieval, Verdict
 
 if TYPE_CHECKING:
     from rag.index.build import BookIndex
@@ -45,7 +45,8 @@ def draft_verdicts(turn: Turn, draft: Draft, cited, confidence: Confidence,
     else:
         # a cited (Claude) draft had every sentence checked as a claim: an uncited one already
         # has its own verdict, so the marker count of uncited sentences would report it twice
-        uncited = 0 if draft.claims else cited.uncited_sentences
+        # (nor a navigation answer's: a "6. Grasping" heading it names splits no sentence)
+        uncited = 0 if draft.claims or draft.places else cited.uncited_sentences
         verdicts.extend(g.check_citations(len(cited.citations), uncited, cited.unresolved,
                                           s.guardrail_mode))
         verdicts.extend(unsupported_verdicts(draft.claims))
@@ -121,29 +122,12 @@ def more_from_book(draft: Draft, template: str, base_url: str,
             for text, source, probability in draft.more]
 
 
-def place_name(chunk: Chunk, names: Mapping[str, str]) -> str:
-    """"Chapter › Section" (section_name), or the chapter's title alone for its opening text."""
-    section = section_name(chunk, names)
-    return chunk.chapter_title if section == chunk.chapter_title else \
-        f"{chunk.chapter_title} › {section}"
-
-
 def nearest_places(index: BookIndex | None, candidates: Sequence[Hit], limit: int = 3
                    ) -> list[str]:
     """The book's sections retrieval ranked first, as a refusal names them (place_name)."""
     names = book_section_names(index)
     return list(dict.fromkeys(place_name(h.chunk, names) for h in candidates
                               if h.chunk.source == "book"))[:limit]
-
-
-def book_section_names(index: BookIndex | None) -> dict[str, str]:
-    """rag.answer.citations.section_names of the book, once per loaded index."""
-    if index is None:
-        return {}
-    key = ("section_names", id(index.chunks))
-    if key not in index.derived:
-        index.derived[key] = section_names(index.chunks)
-    return index.derived[key]
 
 
 def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retrieval: Retrieval,

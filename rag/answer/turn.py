@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from rag.answer.navigate import asked_kind, where_topic
 from rag.answer.spelling import foreign
 from rag.answer.wording import as_read, book_names
 from rag.config import Settings
@@ -27,6 +28,8 @@ class Turn:
     query_type: str = ""  # rag.answer.query_types: factual, conceptual, ... ("" before typing)
     query_type_source: str = ""  # "rules" or "llm"
     plain: str = ""  # the question as read (asked()), once worked out
+    topic: str = ""  # rag.answer.navigate: what a "Which chapter covers X?" question asks about
+    kind: str = ""  # ... and the numbered kind of place it asks for ("Which week ...": "week")
 
     def asked(self) -> str:
         """The question as retrieval, the offline answerer and the capability check read it
@@ -42,6 +45,12 @@ class Turn:
         if question != self.question:
             self.plain = self._read(question)
         return self.asked()
+
+    def searched(self, question: str) -> str:
+        """What the book is searched for: the topic alone of a question about where the book
+        treats it (rag.answer.navigate.where_topic, kept as `topic`), else the question."""
+        self.topic, self.kind = where_topic(question), asked_kind(question)
+        return self.topic or question
 
     def _read(self, question: str) -> str:
         fixes: dict[str, str] = {}

@@ -249,6 +249,20 @@ def test_words_about_the_book_are_not_searched_for(app):
     assert "(the question as read: words about the book, greetings and slips set aside)" in text
 
 
+def test_a_question_about_where_the_book_treats_a_topic_names_the_place(app):
+    """"Is there a chapter on robot ethics?" is searched for its topic and answered with the
+    chapter, cited; "Why this answer" says what was searched for and by which rule."""
+    ask(app, "Is there a chapter on robot ethics?")
+    text = markdown_text(app)
+    assert "The book treats robot ethics in Ethics and Responsible Deployment" in text
+    assert "**Searched for:** robot ethics *(the topic the question asks the book's place of" \
+        in text
+    turn = app.session_state["_folio_history"].turns[-1]
+    why = next(e for e in app.expander if e.label == "Why this answer")
+    assert f"Made by a rule: {turn['answer_led_by']}." in [c.value for c in why.caption]
+    assert turn["citations"][0]["chapter_id"] == "robot-ethics"
+
+
 def test_clear_history_empties_the_conversation(app):
     ask(app, "What does an incremental encoder output?")
     clear = next(b for b in app.button if b.label == "Clear history")

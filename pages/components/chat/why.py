@@ -12,6 +12,7 @@ from pages.components.common.format import markdown_html
 from pages.components.common.shared import app_context
 from pages.components.common.tables import cited_numbers, hit_name, turn_hits_frame
 from rag.answer.guardrails import reason_label
+from rag.answer.navigate import where_topic
 from rag.answer.query_types import TYPE_LABELS
 from rag.answer.response import book_section_names
 from rag.answer.wording import as_read
@@ -76,9 +77,12 @@ def why_panel(turn: dict) -> None:
     with st.expander("Why this answer", icon=":material/troubleshoot:"):
         question = turn.get("user_query_text", "")
         query = turn.get("retrieval_query") or question
+        read = as_read(question, app_context().index)
         note = "" if query.strip() == question.strip() else (
             " *(the question as read: words about the book, greetings and slips set aside)*"
-            if query == as_read(question, app_context().index)
+            if query == read else
+            " *(the topic the question asks the book's place of: the chapters and sections "
+            "that treat it are named)*" if query == where_topic(read)
             else " *(the question read in its conversation)*")
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}{note}")
         kind = turn.get("query_type") or ""

@@ -30,6 +30,8 @@ def quoted_units(turn: dict) -> None:
         if runner_up is not None:
             st.caption(confidence_caption(turn, turn.get("user_query_text", ""),
                                           float(supports[0]), float(runner_up)))
+    elif led_by := turn.get("answer_led_by"):  # "Which chapter covers X?": places, no quotes
+        st.caption(f"Made by a rule: {led_by}.")
     if unstated := turn.get("answer_unstated"):
         st.caption("Refused because the question asks for a value that none of the units the "
                    "answerer would have quoted states: " + ", ".join(unstated) + ".")
