@@ -22,6 +22,11 @@ from rag.answer.shape import detour
 from rag.book.sentences import CITATION_RE, OWN_LABEL_RE, ROW
 from rag.index.lexical import tokenize
 
+# A section about another place: "Next Lesson", "Up Next", "Coming Up", "Related Resources",
+# "See Also" (not "Next Steps": what the reader does next, here).
+POINTER_HEADING_RE = re.compile(r"^\W*(?:next (?:lesson|module|chapter|week|unit)|up next|"
+                                r"coming up|what's next|related\b|see also)", re.I)
+AHEAD_Q = re.compile(r"\b(?:next|after (?:this|that)|afterwards|coming up|related)\b", re.I)
 SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: refuse
 # A unit near the best one (same section, within NEAR units) may join it from this share of the
 # best probability, one elsewhere from FAR_RELATIVE; among those, the next unit is the one whose
@@ -68,10 +73,15 @@ def quotable_units(scored: list[Scored], question: str = "") -> list[Scored]:
     """The units an answer may quote: not one that restates the reader's problem ("Symptom:
     ...", "Issue: ...") or points elsewhere ("Related: ...", "See ..."), nor an entry of a
     reference list unless the `question` asks for reading (LITERATURE_Q), while there is any
-    other. A table row is quotable whatever its first cell ("Duration: Topics Continuous; ...")."""
+    other. A table row is quotable whatever its first cell ("Duration: Topics Continuous; ...").
+    Nor a unit under a heading that points elsewhere ("Next Lesson", "Related Resources")
+    unless the question asks what comes next: week 5's "Next Lesson" lists what Module 2
+    teaches, and "What will I learn in week 5?" quoted it."""
     papers = bool(LITERATURE_Q.search(question))
+    ahead = bool(AHEAD_Q.search(question))
     kept = [s for s in scored if (s.unit.kind == ROW or not detour(s.unit.text)) and
-            (papers or not CITATION_RE.match(s.unit.text))]
+            (papers or not CITATION_RE.match(s.unit.text)) and
+            (ahead or not (s.unit.heading and POINTER_HEADING_RE.match(s.unit.heading[-1])))]
     return kept or scored
 
 

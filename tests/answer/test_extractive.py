@@ -579,3 +579,23 @@ def test_coverage_weighs_the_question_terms_the_quotes_hold_by_their_rarity() ->
     assert coverage(idf, [quoted("foot"), quoted("zmp")]) == 1.0
     assert coverage(idf, [quoted("robot")]) == 0.0
     assert coverage({}, [quoted("robot")]) == 1.0  # a question without terms: nothing left out
+
+
+def test_a_section_about_another_place_is_quoted_only_when_the_question_looks_ahead() -> None:
+    """Week 5's "Next Lesson" lists what Module 2 teaches: "What will I learn in week 5?" had
+    quoted it. "Next Steps" (what the reader does next, here) stays quotable."""
+    from rag.answer.quotes import quotable_units
+
+    def unit(text: str, heading: str, probability: float) -> Scored:
+        return Scored(EvidenceUnit(source=0, position=0, text=text, kind="item", block=0,
+                                   heading=("Week 5 Lesson 2", heading)), probability,
+                      frozenset(tokenize(text)))
+
+    ahead = unit("Sensorimotor learning in robots", "Next Lesson", 0.2)
+    related = unit("ROS 2 documentation", "Related Resources", 0.15)
+    here = unit("Define robot links and joints in URDF", "Learning Objectives", 0.1)
+    steps = unit("Complete the software setup", "Next Steps", 0.1)
+    units = [ahead, related, here, steps]
+    assert quotable_units(units, "What will I learn in week 5?") == [here, steps]
+    assert quotable_units(units, "What comes next after week 5?") == units
+    assert quotable_units([ahead], "What will I learn in week 5?") == [ahead]  # nothing else
