@@ -35,7 +35,9 @@ PART_RE = re.compile(r"\b(" + "|".join(KINDS) + r")s?[\s_-]*" + _NUMBER +
                      r"(?:\s*(?:-|–|—|to|and|&)\s*(\d{1,3})\b(?![.,]\d))?", re.I)
 # How far a candidate's blended score moves per unit of part score. The intended part's
 # introduction ranked 30th at 0.296 for "What does Module 2 cover?" under sections of Module 1
-# at 0.45: chosen on data/eval/parts.yaml and the development sets (bench/quality.py).
+# at 0.45. On data/eval/physical-ai-parts.yaml (16 in scope, 4 out) 0.15 answers 11 right with
+# 1 false answer; 0.10 and 0.20 answer 10 right (0.20 also one fewer of the other development
+# sets), 0.25 10 with 2 false answers (2026-11-25; 3 right and 2 false without the score).
 PART_WEIGHT = 0.15
 MENTION = 0.5  # a part named in a chunk's text counts half as much as where the chunk sits
 MAX_RANGE = 20  # "weeks 1-13" spans 13; a wider "range" is two numbers, not a span
