@@ -160,7 +160,9 @@ def navigation_draft(topic: str, hits: Sequence[Hit], candidates: Sequence[Hit] 
                     key=lambda h: -h.blended)
     for rank, hit in enumerate(ranked):
         how = treats(hit, terms)
-        key = hit.chunk.chapter_id if how == CHAPTER else hit.chunk.section_key
+        # a chapter once ("intro" of each module is a chapter of its own)
+        key = f"{hit.chunk.module_id}/{hit.chunk.chapter_id}" if how == CHAPTER else \
+            hit.chunk.section_key
         if not how or key in seen or (how == MENTION and rank >= MENTION_DEPTH):
             continue
         seen.add(key)

@@ -27,6 +27,7 @@ from rag.answer.wording import as_read, asked
 from rag.errors import ConfigError
 from rag.index.build import BookIndex
 from rag.retrieval.hybrid import CandidatePool, blend_scores, collect_candidates
+from rag.retrieval.parts import PART_WEIGHT
 from rag.tuning.metrics import count_relevant, ideal_dcg, match_mask, ndcg_by_rank
 from rag.tuning.questions import Question
 
@@ -56,6 +57,7 @@ class PoolArrays:
     matched: np.ndarray | None = None
     signals: dict[str, np.ndarray] = field(default_factory=dict)  # name -> Q × C float32
     signal_weights: dict[str, float] = field(default_factory=dict)  # blended as in blend_scores
+    part: np.ndarray | None = None  # Q × C float32: rag.retrieval.parts' score, as ranked
 
     @property
     def in_scope(self) -> np.ndarray:
@@ -166,6 +168,7 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
     dense, bm25 = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
     weights = {k: w for k, w in (signal_weights or {}).items() if w > 0}
     signals = {name: np.zeros(shape, np.float32) for name in weights}
+    part = np.zeros(shape, np.float32)
     slot = np.full(shape, -1, dtype=np.int64)
     masks: list[int] = []
     labels: list[str] = []
@@ -183,6 +186,7 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
         bm25[qi, : len(pool.chunks)] = pool.bm25
         for name, values in signals.items():
             values[qi, : len(pool.chunks)] = pool.signal(name)
+        part[qi, : len(pool.chunks)] = pool.signal("part")
         universe = book_sections if book_sections is not None else labels
         relevant = count_relevant(q.expected_sections, universe)
         matched[qi] = relevant > 0
@@ -192,7 +196,7 @@ def build_arrays(questions: Sequence[Question], pools: Sequence[CandidatePool], 
     return PoolArrays(tuple(questions), np.array(refused, dtype=bool), slot, dense, bm25,
                       np.array(masks, dtype=np.int64), np.array(labels, dtype=object),
                       np.array([len(q.expected_sections) for q in questions]), idcg, top_k,
-                      matched, signals, weights)
+                      matched, signals, weights, part if part.any() else None)
 
 
 def top_sections(arrays: PoolArrays, w_dense: float) -> tuple[np.ndarray, np.ndarray]:
@@ -200,6 +204,8 @@ def top_sections(arrays: PoolArrays, w_dense: float) -> tuple[np.ndarray, np.nda
     hits rank_candidates would select at threshold 0."""
     blended = blend_scores(arrays.dense, arrays.bm25, float(w_dense), signals=arrays.signals,
                            signal_weights=arrays.signal_weights)  # float32, as rank_candidates
+    if arrays.part is not None:  # a question names a numbered part
+        blended = blended + np.float32(PART_WEIGHT) * arrays.part
     blended[arrays.slot < 0] = -np.inf
     rows = np.arange(len(arrays.questions))
     scores = np.full((len(rows), arrays.top_k), -np.inf, dtype=np.float32)

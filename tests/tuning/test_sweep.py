@@ -213,3 +213,25 @@ def test_write_settings_keeps_keys_and_appends_history(tmp_path):
         before["embedders"]["local"]["threshold"], 0.37]
     with pytest.raises(ConfigError):
         write_settings(path, 1.2, 0.4, "local", provenance)
+
+
+def test_sweep_moves_numbered_parts_as_rank_candidates_does() -> None:
+    """A question naming "Module 2" moves each candidate by its part score at every grid point,
+    exactly as the app ranks it (rag.retrieval.parts)."""
+    import dataclasses
+
+    from tests.builders import hand_set
+
+    questions, pools = hand_set()
+    moves = [np.array([-1.0, 1.0, 1.0, -0.5], np.float32), np.array([0.0, -1.0, 1.0], np.float32),
+             np.zeros(1, np.float32), np.zeros(1, np.float32)]
+    moved = [dataclasses.replace(p, signals={"part": m}) for p, m in zip(pools, moves,
+                                                                         strict=True)]
+    result = run_sweep(build_arrays(questions, moved, 2))
+    plain = run_sweep(build_arrays(questions, pools, 2))
+    assert not np.array_equal(plain.scores, result.scores)
+    for w, t in ((0.95, 0.33), (0.5, 0.2), (0.0, 0.1), (1.0, 0.6)):
+        table = result.question_table(w, t)
+        for i, p in enumerate(moved):
+            hits = rank_candidates(p, RetrievalSettings(w, t, 2)).hits
+            assert table["selected"][i] == ", ".join(h.chunk.section_ref for h in hits)
