@@ -78,7 +78,9 @@ def test_the_chart_has_both_contributions_and_the_threshold(inspector, sample_se
     names = ["dense × weight", "BM25 × weight"] + (["term match × weight"]
                                                    if sample_settings.w_terms else [])
     assert [trace["name"] for trace in figure["data"]] == names
-    assert figure["layout"]["barmode"] == "stack"
+    # stacked; "relative" draws a negative part (a section of another numbered part) leftwards
+    assert figure["layout"]["barmode"] == "relative"
+    assert figure["layout"]["xaxis"]["range"][0] == 0  # no negative part for this question
     line = figure["layout"]["shapes"][0]
     threshold = sample_settings.threshold
     assert line["x0"] == line["x1"] == pytest.approx(threshold)
