@@ -27,6 +27,7 @@ from rag.book.sentences import COMMAND, HEADING, split_section
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.providers.base import Embedder
+from rag.retrieval.parts import is_entry
 from rag.types import Hit
 
 MAX_SOURCES = 8
@@ -91,6 +92,30 @@ def with_definitions(sources: list[Hit], candidates: Sequence[Hit], subjects: Se
                 have.add(section)
                 extra.append(hit)
                 added += 1
+    return [*sources, *extra]
+
+
+def with_entries(sources: list[Hit], candidates: Sequence[Hit],
+                 asked: dict[str, frozenset[int]], table: SentenceTable | None,
+                 limit: int = 2) -> list[Hit]:
+    """`sources` and, after them, up to `limit` candidate sections holding the book's entry for
+    a numbered part a question asks about as a whole (rag.retrieval.parts.is_entry: "Week 6:
+    Gazebo Fundamentals; ..." in Module 2's weekly breakdown), when no source holds one: "What
+    do we hand in at the end of week 6?" brought only week 6's lessons, which say no
+    deliverable."""
+    if not asked or table is None or not table.texts:
+        return sources
+    entries = {table.keys[r] for r, text in enumerate(table.texts)
+               if table.kinds[r] != HEADING and is_entry(text, asked)}  # not a lesson's title
+    have = {h.chunk.section_key for h in sources if h.chunk.source == "book"}
+    if have & entries:
+        return sources
+    extra: list[Hit] = []
+    for hit in candidates:
+        section = hit.chunk.section_key
+        if len(extra) < limit and section in entries and section not in have:
+            have.add(section)
+            extra.append(hit)
     return [*sources, *extra]
 
 

@@ -51,6 +51,7 @@ from rag.answer.evidence import (
     gives_definition,
     source_units,
     with_definitions,
+    with_entries,
 )
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.quotes import (
@@ -79,6 +80,8 @@ from rag.book.sentences import HEADING
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
 from rag.retrieval.parts import (
+    asks_overview,
+    is_entry,
     named_parts,
     names_other_part,
     names_part,
@@ -128,8 +131,10 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     words alone when the question has no vector (the embedder is down)."""
     compared = compared_subjects(question)  # "How is X different from Y?": (X, Y), else ()
     subject = "" if compared else question_subject(question)  # "What is X?": X, else ""
-    sources = with_definitions(gather_sources(hits, candidates), candidates,
-                               compared or (subject,), table)
+    overview = asks_overview(question)  # "What will I learn in week 9?": its parts
+    sources = with_entries(with_definitions(gather_sources(hits, candidates), candidates,
+                                            compared or (subject,), table),
+                           candidates, overview, table)
     units, vectors, asked = source_units(sources, table,
                                          embed if query_vector is not None else None)
     if not units:
@@ -160,6 +165,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
         chosen, rule = defining, f'the book\'s definition of "{subject}"'
+    # "What will I learn in week 9?" is led by the book's entry for week 9: a syllabus row or
+    # item rather than a lesson's title ("Week 9 Lesson 1: ...")
+    entries = [s for s in candidates if is_entry(s.unit.text, overview)] if overview else []
+    entry = not pair and (max(entries, key=lambda s: (s.unit.kind != HEADING, s.probability))
+                          if entries else None)
+    if entry and entry is not chosen[0]:
+        chosen = choose(candidates, count, question, entry)
+        rule = f"the book's entry for {part_words(question)}"
     asked = quantity.asked_quantities(question)
     if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
@@ -176,7 +189,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # a lead in the part the question names is about what it asks, in the book's words
     topic_only = covered < COVERAGE_FLOOR and placed[chosen[0].unit.source] <= 0
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and topic_only)
-    if weak and sources[0].dense < CLOSE_SECTION and not pair:
+    if weak and sources[0].dense < CLOSE_SECTION and not pair and not entry:
         return _refusal(sources, best, scored)
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)

@@ -15,7 +15,7 @@ import numpy as np
 from rag.errors import ConfigError, RagError
 from rag.index.build import BookIndex, dense_scores_for
 from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
-from rag.retrieval.parts import PART_WEIGHT, part_scores
+from rag.retrieval.parts import PART_WEIGHT, mentioned_in, part_scores
 from rag.retrieval.query import validate_query
 from rag.retrieval.signals import SIGNALS, book_signals
 from rag.types import MAX_SIGNALS, Chunk, Hit, Retrieval, RetrievalSettings
@@ -82,7 +82,8 @@ def check_signal_weights(weights: dict[str, float]) -> None:
 
 
 def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> CandidatePool:
-    """top-N dense ∪ top-N BM25; a failing dense side degrades to BM25 only, with a notice.
+    """top-N dense ∪ top-N BM25 (∪ the chunks whose text names a numbered part the question
+    names: rag.retrieval.parts); a failing dense side degrades to BM25 only, with a notice.
     BM25 comes from bm25s over the whole book or from Qdrant's sparse vectors (index/sparse.py),
     which score the dense side's extra candidates on request: the pool is the same either way."""
     timings: dict[str, float] = {}
@@ -90,6 +91,7 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
     lexical = index.lexical.match(query, pool_size)
     timings["bm25_ms"] = (time.perf_counter() - t0) * 1000
     bm25_order = lexical.order
+    named = mentioned_in(index, query)  # "week 5": chunks whose text names it (retrieval.parts)
     dense_by_id: dict[str, float] = {}
     notices: list[Notice] = []
     vector = None
@@ -102,7 +104,7 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
         dense_by_id = dict(index.store.search(index.collection, vector, pool_size))
         timings["dense_ms"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        missing = [index.chunks[i].chunk_id for i in bm25_order
+        missing = [index.chunks[i].chunk_id for i in (*bm25_order, *named)
                    if index.chunks[i].chunk_id not in dense_by_id]
         dense_by_id.update(dense_scores_for(index, vector, missing))
         timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
@@ -110,7 +112,8 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
         notices.append(make_notice(DENSE_UNAVAILABLE, error=e))
         dense_by_id, vector = {}, None
     positions = list(dict.fromkeys(
-        [index.positions[cid] for cid in dense_by_id if cid in index.positions] + bm25_order))
+        [index.positions[cid] for cid in dense_by_id if cid in index.positions] + bm25_order
+        + named))
     chunks = tuple(index.chunks[i] for i in positions)
     dense = np.clip(np.array([dense_by_id.get(c.chunk_id, 0.0) for c in chunks],
                              dtype=np.float32), 0.0, 1.0)

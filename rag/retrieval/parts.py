@@ -41,6 +41,7 @@ PART_RE = re.compile(r"\b(" + "|".join(KINDS) + r")s?[\s_-]*" + _NUMBER +
 PART_WEIGHT = 0.15
 MENTION = 0.5  # a part named in a chunk's text counts half as much as where the chunk sits
 MAX_RANGE = 20  # "weeks 1-13" spans 13; a wider "range" is two numbers, not a span
+POOL_EXTRA = 20  # chunks whose text names the part asked about, added to the candidate pool
 
 
 def _number(text: str) -> int:
@@ -114,3 +115,55 @@ def names_other_part(text: str, asked: dict[str, frozenset[int]]) -> bool:
     "This kit covers Module 3 (Isaac ROS) and Module 4 (VLA)." for "What does Module 2 cover?"."""
     named = parts_in(text)
     return any(kind in named and not numbers & named[kind] for kind, numbers in asked.items())
+
+
+# A question about what a part holds as a whole: its topics, lessons or deliverables.
+OVERVIEW_Q = re.compile(r"\b(?:cover(?:s|ed)?|learn|taught|teach(?:es)?|about|lessons?|topics?|"
+                        r"deliverables?|hand(?:ed)? in|turn(?:ed)? in|submit|due|focus)\b", re.I)
+# ... unless it asks of one thing in the part (its project, what it needs first).
+SPECIFIC_Q = re.compile(r"\b(?:project|assessment|prerequisites?|before|need|requires?|"
+                        r"graphics|gpu|hardware|install)\b", re.I)
+
+
+def asks_overview(question: str) -> dict[str, frozenset[int]]:
+    """The parts a question asks about as a whole ("What will I learn in week 9?", "What do we
+    hand in at the end of week 6?"); {} for any other question."""
+    asked = named_parts(question)
+    if not asked or not OVERVIEW_Q.search(question) or SPECIFIC_Q.search(question):
+        return {}
+    return asked
+
+
+def is_entry(text: str, asked: dict[str, frozenset[int]]) -> bool:
+    """The text is the book's entry for a part asked about: it opens with the part's name,
+    "Week 6: Gazebo Fundamentals; Lesson 1: ...", "Module 3: Isaac: Weeks 8-10; ...", "Weeks
+    11-12: Humanoid Robot Development" (not "Completed Week 6 Lesson 1 on Gazebo setup")."""
+    lead = re.split(r"[:;|(]", text, maxsplit=1)[0]
+    first = re.match(r"^\W*(" + "|".join(KINDS) + r")s?\b", lead, re.I)
+    named = parts_in(lead)
+    return bool(first) and any(numbers & named.get(kind, frozenset())
+                               for kind, numbers in asked.items()
+                               if kind == first.group(1).lower())
+
+
+def mentioned_in(index, question: str, limit: int = POOL_EXTRA) -> list[int]:
+    """Positions (in index.chunks) of up to `limit` chunks whose text names a numbered part the
+    question names, in book order: candidates beside the dense and BM25 ones, whatever their
+    scores ("Week 5: Robot Description & Launch; ..." in Module 1's weekly breakdown was in
+    neither top 50 for "What will I learn in week 5?"). A table of them is built once per
+    loaded index (BookIndex.derived)."""
+    asked = named_parts(question)
+    if not asked:
+        return []
+    key = ("part_mentions", id(index.chunks))
+    if key not in index.derived:
+        table: dict[tuple[str, int], list[int]] = {}
+        for position, chunk in enumerate(index.chunks):
+            for kind, numbers in parts_in(chunk.text).items():
+                for n in numbers:
+                    table.setdefault((kind, n), []).append(position)
+        index.derived[key] = table
+    table = index.derived[key]
+    found = sorted({p for kind, numbers in asked.items() for n in numbers
+                    for p in table.get((kind, n), ())})
+    return found[:limit]

@@ -26,6 +26,9 @@ from rag.retrieval.hybrid import (
 from rag.retrieval.parts import (
     MENTION,
     PART_WEIGHT,
+    asks_overview,
+    is_entry,
+    mentioned_in,
     named_parts,
     names_other_part,
     names_part,
@@ -142,6 +145,11 @@ MODULES = {
                             "physics and Unity renders the scene.\n"),
     "setup": ("Hardware", "# Hardware\n\n## The kit {#kit}\n\nThis kit covers Module 3 "
               "(perception) and Module 4 (language), so buy it before week 8.\n"),
+    "overview": ("Course Overview", "# Course Overview\n\n## Weekly plan {#plan}\n\n"
+                 "| Week | Topics | Deliverable |\n|---|---|---|\n"
+                 "| Week 4 | Services and actions | A service server |\n"
+                 "| Week 5 | Launch files and robot descriptions | A launch file for two nodes |\n"
+                 "| Week 6 | Physics engines | A simulated world |\n"),
 }
 
 
@@ -206,3 +214,34 @@ def test_the_answer_quotes_units_about_the_part_named() -> None:
                          "What should I finish before Module 4?") == [kit]
     assert in_named_part([prerequisite], [1.0], "What should I finish before Module 4?") == \
         [prerequisite]
+
+
+def test_a_question_about_a_week_is_led_by_the_books_entry_for_it(parts_book: tuple) -> None:
+    """The syllabus row that opens with "Week 5" is a candidate whatever its scores (its text
+    names the week: mentioned_in) and leads the answer to "What will I learn in week 5?"."""
+    index, settings = parts_book
+    question = "What will I learn in week 5?"
+    overview = [i for i, c in enumerate(index.chunks) if c.module_id == "overview"]
+    assert set(overview) <= set(mentioned_in(index, question))
+    assert mentioned_in(index, "What does Gazebo simulate?") == []
+    result = retrieve(index, question, settings.retrieval)
+    assert any(h.chunk.module_id == "overview" for h in result.candidates)
+    response = Pipeline(index, settings).answer(question)
+    assert response.status != "refused", response.answer
+    assert response.answer.startswith("Week 5: Launch files and robot descriptions")
+    assert response.citations[0].module_id == "overview"
+
+
+def test_what_counts_as_a_parts_entry_and_an_overview_question() -> None:
+    week5 = named_parts("week 5")
+    assert is_entry("Week 5: Robot Description & Launch; Lesson 1: Launch Files", week5)
+    assert is_entry("Weeks 3-5: ROS 2 Fundamentals (Module 1)", week5)
+    assert not is_entry("Completed Week 5 Lesson 1 on launch files", week5)
+    assert not is_entry("Week 6: Physics engines; A simulated world", week5)
+    assert not is_entry("Module 5: Capstone", week5)  # another kind of part
+    assert asks_overview("What will I learn in week 9?") == named_parts("week 9")
+    assert asks_overview("What do we hand in at the end of week 6?") == named_parts("week 6")
+    assert asks_overview("Which weeks is Module 3 taught in?") == named_parts("module 3")
+    assert asks_overview("What GPU do I need for module 3?") == {}  # one thing in it
+    assert asks_overview("What project do we do for the Module 3 assessment?") == {}
+    assert asks_overview("What will I learn in this course?") == {}  # no numbered part
