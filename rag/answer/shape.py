@@ -105,9 +105,9 @@ def asks_specific(question: str) -> bool:
 
 
 ARTICLE = r"(?:(?:an?|the)\s+)?"
-SUBJECT_RE = re.compile(r"\bwhat (?:is|are|does|do)\s+" + ARTICLE + r"(.+?)(?:\s+(?:stand for|"
-                        r"mean|do|(?:used|good|useful|needed|best|suited) for|for|and)\b|"
-                        r"[,?;]|$)", re.I)
+SUBJECT_RE = re.compile(r"\bwhat(?:['’]s| is| are| does| do)\s+" + ARTICLE +
+                        r"(.+?)(?:\s+(?:stand for|mean|do|(?:used|good|useful|needed|best|suited) "
+                        r"for|for|and)\b|[,?;]|$)", re.I)
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
 
 
@@ -175,8 +175,11 @@ def defines(sentence: str, subject: str) -> bool:
     return bool(re.match(r"(?:\(|:|—|–|-\s|(?:is|are)\b(?!\s+(?:only|not|also|as|more|less|too|"
                          r"still|just|never|rarely|often|sometimes|always|hard|easy|difficult|"
                          r"expensive|cheap|slow|fast|better|worse|the same|similar|different|"
-                         r"important|useful|good|bad|limited|essential)\b)|refers\b|stands\b|"
-                         r"means\b|provides\b)", rest))
+                         r"important|useful|good|bad|limited|essential|therefore|thus|then|now|"
+                         r"at|behind|ahead|above|below|near)\b)(?!\s+\d)|"
+                         r"refers\b|stands\b|"
+                         r"means\b|provides\b|measures\b|describes\b|lies\b|tells\b|"
+                         r"answers\b)", rest))
 
 
 def expands(sentence: str, question: str) -> bool:

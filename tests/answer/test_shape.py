@@ -139,3 +139,26 @@ def test_the_two_things_a_question_compares():
                      "What is a launch file?", "Why do humanoids fall?",
                      "How many demonstrations does a narrow task need versus a general one?"):
         assert compared_subjects(question) == (), question
+
+
+@pytest.mark.parametrize(("sentence", "subject", "defining"), [
+    ("The capture point lies at the centre of mass plus its velocity divided by omega.",
+     "capture point", True),
+    ("The capture point answers a very practical question: where must the robot step?",
+     "capture point", True),
+    ("An IMU measures angular rate and linear acceleration.", "IMU", True),
+    ("URDF describes a robot's links and joints in XML.", "URDF", True),
+    # where it is, or what it is in a worked example: no definition
+    ("The capture point is therefore at the very tip of the toes.", "capture point", False),
+    ("The capture point is 0.15 m ahead of the centre of mass.", "capture point", False),
+    ("The ZMP is ahead of the ankle when the robot leans forward.", "ZMP", False),
+    ("The ZMP is a point on the ground.", "ZMP", True),
+])
+def test_what_defines_a_subject(sentence: str, subject: str, defining: bool) -> None:
+    assert defines(sentence, subject) is defining
+
+
+def test_whats_asks_what_is() -> None:
+    assert question_subject("What's a capture point?") == "capture point"
+    assert question_subject("What’s URDF used for?") == "URDF"
+    assert question_subject("What is a capture point?") == "capture point"
