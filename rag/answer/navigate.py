@@ -132,34 +132,16 @@ def topic_terms(topic: str, index=None) -> set[str]:
     return {t for t in terms if share[t] <= COMMON_SHARE} or {min(terms, key=share.get)}
 
 
-def names_topic(topic: str, candidates: Sequence[Hit], index=None) -> bool:
-    """Some candidate's chapter title, heading path or (among the first MENTION_DEPTH) text
-    names every term of the topic (topic_terms): the book treats it, whatever the blended
-    scores say."""
-    terms = topic_terms(topic, index)
-    ranked = sorted(candidates, key=lambda h: -h.blended)
-    return bool(terms) and any(kind > MENTION or (kind and rank < MENTION_DEPTH) for rank, kind in
-                               enumerate(treats(h, terms) for h in ranked))
-
-
-def navigation_draft(topic: str, hits: Sequence[Hit], candidates: Sequence[Hit] = (),
-                     index=None, confidence: tuple[float, float] = NAVIGATION_CONFIDENCE,
-                     kind: str = "") -> Draft:
-    """The places that treat `topic`, named and cited, up to MAX_PLACES: chapters whose title
-    names it (once each, by their best candidate), then sections whose heading does, from any
-    candidate retrieval scored (a chapter on the topic is the answer, passing the threshold or
-    not), then sections retrieval found whose text names it, each kind in retrieval's order.
-    `index`: the loaded book, for its section names and which terms are common (topic_terms);
-    `confidence`: the answer's when a heading names the topic, and when only a text does;
-    `kind`: the numbered kind of place asked for (asked_kind(): "Which week covers Gazebo?"),
-    said beside each place whose folders or headings give it: "Gazebo Fundamentals (Week 6)"."""
-    terms, names = topic_terms(topic, index), book_section_names(index)
+def find_places(terms: set[str], hits: Sequence[Hit]) -> list[tuple[Hit, int]]:
+    """The book's places among `hits` that treat the terms, with how (treats()), up to
+    MAX_PLACES: chapters whose title names them (once each, by their best candidate), then
+    sections whose heading does, then sections whose text does among the first MENTION_DEPTH,
+    each kind in blended order."""
     by_kind: dict[int, list[Hit]] = {CHAPTER: [], SECTION: [], MENTION: []}
     seen: set[str] = set()
-    ranked = sorted((h for h in (*hits, *candidates) if h.chunk.source == "book"),
-                    key=lambda h: -h.blended)
+    ranked = sorted((h for h in hits if h.chunk.source == "book"), key=lambda h: -h.blended)
     for rank, hit in enumerate(ranked):
-        how = treats(hit, terms)
+        how = treats(hit, terms) if terms else 0
         # a chapter once ("intro" of each module is a chapter of its own)
         key = f"{hit.chunk.module_id}/{hit.chunk.chapter_id}" if how == CHAPTER else \
             hit.chunk.section_key
@@ -167,25 +149,45 @@ def navigation_draft(topic: str, hits: Sequence[Hit], candidates: Sequence[Hit] 
             continue
         seen.add(key)
         by_kind[how].append(hit)
-    places = (by_kind[CHAPTER] + by_kind[SECTION] + by_kind[MENTION])[:MAX_PLACES]
+    return [(hit, how) for how in (CHAPTER, SECTION, MENTION) for hit in by_kind[how]
+            ][:MAX_PLACES]
+
+
+def names_topic(topic: str, candidates: Sequence[Hit], index=None) -> bool:
+    """Some candidate's chapter title, heading path or (among the first MENTION_DEPTH) text
+    names every term of the topic (topic_terms): the book treats it, whatever the blended
+    scores say."""
+    return bool(find_places(topic_terms(topic, index), candidates))
+
+
+def navigation_draft(topic: str, hits: Sequence[Hit], candidates: Sequence[Hit] = (),
+                     index=None, confidence: tuple[float, float] = NAVIGATION_CONFIDENCE,
+                     kind: str = "") -> Draft:
+    """The places that treat `topic` (find_places: from any candidate retrieval scored, as a
+    chapter on the topic is the answer, passing the threshold or not), named and cited.
+    `index`: the loaded book, for its section names and which terms are common (topic_terms);
+    `confidence`: the answer's when a heading names the topic, and when only a text does;
+    `kind`: the numbered kind of place asked for (asked_kind(): "Which week covers Gazebo?"),
+    said beside each place whose folders or headings give it: "Gazebo Fundamentals (Week 6)"."""
+    places = find_places(topic_terms(topic, index), [*hits, *candidates])
     if not places:
         return Draft(text=NOT_COVERED_SENTENCE, markers=(), generation_confidence=0.0,
                      provider=EXTRACTIVE, model=EXTRACTIVE, prompt="",
                      raw_response=NOT_COVERED_SENTENCE, sources=tuple(gather_sources(
                          hits, candidates)), led_by=f'no section found names "{topic}"')
-
-    def named(n: int) -> str:
-        chunk = places[n].chunk
-        where = chunk.chapter_title if treats(places[n], terms) == CHAPTER else \
-            place_name(chunk, names)
-        return f"{where}{numbered(chunk, kind, where)} [S{n + 1}]"
+    names = book_section_names(index)
 
     def listed(numbers: list[int]) -> str:
-        said = [named(n) for n in numbers]
+        said = []
+        for n in numbers:
+            hit, how = places[n]
+            chunk = hit.chunk
+            where = chunk.chapter_title if how == CHAPTER else place_name(chunk, names)
+            said.append(f"{where}{numbered(chunk, kind, where)} [S{n + 1}]")
         return "; ".join(said[:-1]) + ("; and " if len(said) > 1 else "") + said[-1]
 
-    headed = [n for n, h in enumerate(places) if treats(h, terms) != MENTION]
-    rest = [n for n in range(len(places)) if n not in headed]
+    headed = [n for n, (_, how) in enumerate(places) if how != MENTION]
+    rest = [n for n, (_, how) in enumerate(places) if how == MENTION]
     sentences = [f"The book treats {topic} in {listed(headed)}."] if headed else []
     if rest:
         sentences.append(f"{'It also mentions it' if headed else f'The book mentions {topic}'}"
@@ -194,6 +196,7 @@ def navigation_draft(topic: str, hits: Sequence[Hit], candidates: Sequence[Hit] 
     return Draft(text=text, markers=tuple(f"S{n + 1}" for n in range(len(places))),
                  generation_confidence=confidence[0] if headed else confidence[1],
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
-                 sources=tuple(places), calibrated=True, places=tuple(range(len(places))),
+                 sources=tuple(hit for hit, _ in places), calibrated=True,
+                 places=tuple(range(len(places))),
                  led_by=f'a question about where the book treats "{topic}": the chapters and '
                         "sections that name it, in their titles first")
