@@ -105,17 +105,21 @@ def with_entries(sources: list[Hit], candidates: Sequence[Hit],
     deliverable."""
     if not asked or table is None or not table.texts:
         return sources
-    entries = {table.keys[r] for r, text in enumerate(table.texts)
-               if table.kinds[r] != HEADING and is_entry(text, asked)}  # not a lesson's title
+
+    def holds_entry(section: str) -> bool:  # a row or item, not a lesson's title
+        return any(table.kinds[r] != HEADING and is_entry(table.texts[r], asked)
+                   for r in table.rows_for(section))
+
     have = {h.chunk.section_key for h in sources if h.chunk.source == "book"}
-    if have & entries:
+    if any(holds_entry(section) for section in have):
         return sources
     extra: list[Hit] = []
-    for hit in candidates:
+    for hit in candidates:  # only the candidates' sections are read, not the whole book
         section = hit.chunk.section_key
-        if len(extra) < limit and section in entries and section not in have:
+        if len(extra) < limit and hit.chunk.source == "book" and section not in have:
             have.add(section)
-            extra.append(hit)
+            if holds_entry(section):
+                extra.append(hit)
     return [*sources, *extra]
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from rag.errors import ConfigError, RagError
 from rag.index.build import BookIndex, dense_scores_for
 from rag.notices import DENSE_UNAVAILABLE, Notice, make_notice
-from rag.retrieval.parts import PART_WEIGHT, mentioned_in, part_scores
+from rag.retrieval.parts import PART_WEIGHT, mentioned_in, pool_part_scores
 from rag.retrieval.query import validate_query
 from rag.retrieval.signals import SIGNALS, book_signals
 from rag.types import MAX_SIGNALS, Chunk, Hit, Retrieval, RetrievalSettings
@@ -23,6 +23,9 @@ from rag.types import MAX_SIGNALS, Chunk, Hit, Retrieval, RetrievalSettings
 REASON_BELOW = "below_threshold"
 REASON_DUPLICATE = "duplicate_section"
 REASON_BEYOND = "beyond_top_k"
+# what a pool keeps per candidate beside dense and BM25: the weighted composite signals, and the
+# numbered part's score (rag.retrieval.parts), which moves the blend unweighted
+POOL_SIGNALS = (*SIGNALS, "part")
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ def collect_candidates(index: BookIndex, query: str, pool_size: int = 50) -> Can
     rows = np.asarray(positions, dtype=np.int64)
     authority, recency = book_signals(index)
     signals = {"terms": lexical.coverage(positions), "authority": authority[rows],
-               "recency": recency[rows], "part": part_scores(query, chunks)}
+               "recency": recency[rows], "part": pool_part_scores(index, query, positions)}
     timings["signals_ms"] = (time.perf_counter() - t0) * 1000
     return CandidatePool(query=query, chunks=chunks, dense=dense, bm25_raw=bm25_raw,
                          bm25_max=lexical.best,
@@ -143,7 +146,7 @@ def rank_candidates(pool: CandidatePool, settings: RetrievalSettings) -> Retriev
                            signal_weights=settings.signal_weights)
     if part.any():
         blended = blended + np.float32(PART_WEIGHT) * part
-    extra = {name: pool.signal(name) for name in (*SIGNALS, "part")}
+    extra = {name: pool.signal(name) for name in POOL_SIGNALS}
     order = np.lexsort((np.arange(len(blended)), -blended))
     seen_sections: set[str] = set()
     hits: list[Hit] = []
@@ -191,8 +194,7 @@ def pool_to_record(retrieval: Retrieval) -> dict:
         "query": retrieval.query, "bm25_max": retrieval.bm25_max,
         "candidates": [{**{f: getattr(h.chunk, f) for f in POOL_FIELDS},
                         "dense": h.dense, "bm25_raw": h.bm25_raw, "bm25": h.bm25,
-                        **{name: getattr(h, name) for name in (*SIGNALS, "part")
-                           if getattr(h, name)}}
+                        **{name: getattr(h, name) for name in POOL_SIGNALS if getattr(h, name)}}
                        for h in retrieval.candidates],
     }
 
@@ -211,4 +213,4 @@ def pool_from_record(record: dict) -> CandidatePool:
                           dtype=np.float32),
         bm25_max=float(record.get("bm25_max", 0.0)),
         signals={name: np.array([c.get(name, 0.0) for c in record.get("candidates", [])],
-                                dtype=np.float32) for name in (*SIGNALS, "part")})
+                                dtype=np.float32) for name in POOL_SIGNALS})

@@ -48,6 +48,9 @@ def _number(text: str) -> int:
     return int(text) if text.isdigit() else NUMBERS[text.lower()]
 
 
+Parts = dict[str, frozenset[int]]  # kind -> numbers: {"week": {6, 7}, "module": {2}}
+
+
 def parts_in(text: str) -> dict[str, frozenset[int]]:
     """Every numbered part a text names, by kind: "Weeks 6-7 (Module 2)" ->
     {"week": {6, 7}, "module": {2}}."""
@@ -94,13 +97,35 @@ def part_score(asked: dict[str, frozenset[int]], place: dict[str, frozenset[int]
     return sum(votes) / len(votes)
 
 
-def part_scores(question: str, chunks: Sequence[Chunk]) -> np.ndarray:
-    """Each chunk's part score for the question (all 0 when it names no numbered part)."""
+def part_scores(question: str, chunks: Sequence[Chunk],
+                parts: Sequence[tuple[Parts, Parts]] | None = None) -> np.ndarray:
+    """Each chunk's part score for the question (all 0 when it names no numbered part);
+    `parts`: each chunk's (place, mentions) when already known (book_parts)."""
     asked = named_parts(question)
     if not asked:
         return np.zeros(len(chunks), dtype=np.float32)
-    return np.array([part_score(asked, place_of(c), parts_in(c.text)) for c in chunks],
+    if parts is None:
+        parts = [(place_of(c), parts_in(c.text)) for c in chunks]
+    return np.array([part_score(asked, place, mentioned) for place, mentioned in parts],
                     dtype=np.float32)
+
+
+def book_parts(index) -> list[tuple[Parts, Parts]]:
+    """Each chunk of a loaded BookIndex's book: (where it sits, the parts its text names), read
+    once per index (BookIndex.derived) when a question first names a part, not per question."""
+    key = ("book_parts", id(index.chunks))
+    if key not in index.derived:
+        index.derived[key] = [(place_of(c), parts_in(c.text)) for c in index.chunks]
+    return index.derived[key]
+
+
+def pool_part_scores(index, question: str, positions: Sequence[int]) -> np.ndarray:
+    """part_scores of the chunks at `positions` of index.chunks, from book_parts."""
+    if not named_parts(question):
+        return np.zeros(len(positions), dtype=np.float32)
+    parts = book_parts(index)
+    return part_scores(question, [index.chunks[p] for p in positions],
+                       [parts[p] for p in positions])
 
 
 def names_part(text: str, asked: dict[str, frozenset[int]]) -> bool:
@@ -158,8 +183,8 @@ def mentioned_in(index, question: str, limit: int = POOL_EXTRA) -> list[int]:
     key = ("part_mentions", id(index.chunks))
     if key not in index.derived:
         table: dict[tuple[str, int], list[int]] = {}
-        for position, chunk in enumerate(index.chunks):
-            for kind, numbers in parts_in(chunk.text).items():
+        for position, (_, mentioned) in enumerate(book_parts(index)):
+            for kind, numbers in mentioned.items():
                 for n in numbers:
                     table.setdefault((kind, n), []).append(position)
         index.derived[key] = table
