@@ -73,17 +73,22 @@ def hit_details_html(hits: list[dict], citations: list[dict], texts: dict[str, s
     return "".join(blocks)
 
 
+def searched_note(query: str, question: str) -> str:
+    """Why what was searched for differs from the question (read only when it does)."""
+    read = as_read(question, app_context().index)
+    if query == read:
+        return " *(the question as read: words about the book, greetings and slips set aside)*"
+    if query == where_topic(read):
+        return (" *(the topic the question asks the book's place of: the chapters and sections "
+                "that treat it are named)*")
+    return " *(the question read in its conversation)*"
+
+
 def why_panel(turn: dict) -> None:
     with st.expander("Why this answer", icon=":material/troubleshoot:"):
         question = turn.get("user_query_text", "")
         query = turn.get("retrieval_query") or question
-        read = as_read(question, app_context().index)
-        note = "" if query.strip() == question.strip() else (
-            " *(the question as read: words about the book, greetings and slips set aside)*"
-            if query == read else
-            " *(the topic the question asks the book's place of: the chapters and sections "
-            "that treat it are named)*" if query == where_topic(read)
-            else " *(the question read in its conversation)*")
+        note = "" if query.strip() == question.strip() else searched_note(query, question)
         st.markdown(f"**Searched for:** {query.replace('$', chr(92) + '$')}{note}")
         kind = turn.get("query_type") or ""
         if kind in TYPE_LABELS:
