@@ -95,6 +95,12 @@ QUANTITIES = (
               WHAT_IS + r"(?:power (?:draw|consumption|budget)|wattage)" + END + r"|^\W*how much "
               r"power\b",
               rf"{VALUE}(?:w|kw|watts?)\b"),
+    _quantity("share (%)",
+              r"\bwhat (?:percentage|percent|share|proportion|fraction)\b|"
+              r"\bhow much of (?:my|the|our|your|a|their)\b(?:\s[\w-]+){0,2}?\s"
+              r"(?:grade|mark|score)\b|\bhow many percent\b|"
+              r"\bhow much (?:does|do|is|are|will|would)\b.*\b(?:count|worth)\b.*\b(?:grade|mark)",
+              r"\d\s?%|\bpercent\b"),
     _quantity("year",
               r"\b(?:in )?(?:what|which) year\b|"
               r"\bwhen was\b.*\b(?:founded|started|released|created|launched|introduced)\b",

@@ -41,7 +41,7 @@ UNIT = (r"%|°|(?:k|m|g)?hz|ms|s|sec(?:onds?)?|min(?:utes?)?|h(?:ours?)?|days?|w
         r"years?|mm|cm|m|km|m/s|km/h|kg|g|n|nm|n/m|v|w|kw|mah|wh|gb|mb|tb|tops|fps|dof|"
         r"degrees?|meters?|metres?|times|x|fold|bits?|hours|usd|eur|fps|cores?|gpus?")
 NUMBER_RE = re.compile(rf"(?:[$€£]\s?\d[\d,.]*|\d[\d,.]*\+?(?:\s?[–—-]\s?\d[\d,.]*)?\+?\s?"
-                       rf"(?:{UNIT})\b|\b\d+(?:\.\d+)?\s?(?:to|-|–)\s?\d+(?:\.\d+)?\b|\b\d{{4}}\b)",
+                       rf"(?:{UNIT})(?!\w)|\b\d+(?:\.\d+)?\s?(?:to|-|–)\s?\d+(?:\.\d+)?\b|\b\d{{4}}\b)",
                        re.I)
 ANY_NUMBER_RE = re.compile(r"\d")
 REASON_RE = re.compile(r"\b(?:because|since|so that|so the|so it|to avoid|to prevent|in order "
@@ -162,7 +162,24 @@ OPENS_ON = re.compile(r"^(?:.*[:;,.)\]—–\"'-]\s*)?(?:(?:the|an?|this|these)\
 
 
 def defines(sentence: str, subject: str) -> bool:
-    """The sentence opens with the subject and then defines it ("X is ...", "X: ...", "X (...")."""
+    """The sentence opens with the subject and then defines it ("X is ...", "X: ...", "X (...");
+    the subject in the singular or the plural ("What's a launch file?": "Launch files are
+    Python (or XML/YAML) scripts that ...")."""
+    return any(_defines(sentence, form) for form in _number_forms(subject))
+
+
+def _number_forms(subject: str) -> tuple[str, ...]:
+    """The subject as asked, then its other grammatical number: "launch file" -> "launch
+    files", "launch files" -> "launch file", "IMU" -> "IMUs"; "class", "status", "analysis"
+    and "physics" only as asked."""
+    if not subject or subject.endswith(("ss", "us", "is", "ics")):  # "class", "physics"
+        return (subject,)
+    if subject.endswith("s"):  # "launch files", "IMUs"; not "ROS", "GPS"
+        return subject, subject[:-1]
+    return subject, subject + "s"
+
+
+def _defines(sentence: str, subject: str) -> bool:
     if not subject:
         return False
     if re.match(rf"[^:;.]{{1,40}}\(\s*{re.escape(subject)}\s*\)\s*:", sentence, re.I):

@@ -201,3 +201,32 @@ def test_questions_that_ask_when_in_a_calendar_or_a_course(question, kinds) -> N
 ])
 def test_a_week_a_month_or_a_date_is_stated(question, quote, missing) -> None:
     assert unstated(question, [quote]) == missing
+
+
+SHARE = "share (%)"
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("How much of the final grade is the capstone project worth?", [SHARE]),
+    ("How much does the Module 1 project count toward my final grade, and what's the penalty "
+     "for submitting it late?", [SHARE]),
+    ("How much of my grade is the Isaac perception project, and when do I have to hand it in?",
+     [SHARE, TIME]),
+    ("What percentage of test runs may end in a collision?", [SHARE]),
+    ("How much is the project worth, and when do I have to hand it in?", [TIME]),
+    ("What part of the robot senses force?", []),
+    ("How much of the budget goes to robots?", []),
+])
+def test_questions_that_ask_for_a_share(question, kinds) -> None:
+    """"How much of the final grade is the capstone worth?" wants a percentage: the grade
+    bands of its rubric ("90-100: Exceptional") name the grade without it."""
+    assert [q.name for q in asked_quantities(question)] == kinds
+
+
+@pytest.mark.parametrize(("quote", "missing"), [
+    ("Weight: 40% of final grade", ()),
+    ("Late Policy: 10% deduction per day, maximum 3 days late", ()),
+    ("90-100: Exceptional - All requirements met", (SHARE,)),
+])
+def test_a_share_is_stated_as_a_percentage(quote, missing) -> None:
+    assert unstated("How much of the final grade is the capstone worth?", [quote]) == missing

@@ -53,6 +53,12 @@ def test_numbers_need_a_unit_or_a_range():
     assert shape_match(NUMBER, "It hits the ground in 0.6 to 1.0 s.") == 1.0
     assert shape_match(NUMBER, "A full-size humanoid has 20-40+ DOF.") == 1.0
     assert shape_match(NUMBER, "It falls quickly.") == -1.0
+    # a unit that is not a letter ends the number too: "40% of", "30° of" (a word boundary
+    # after "%" needs a letter next, so a share of the grade was no number)
+    assert shape_match(NUMBER, "Weight: 40% of final grade") == 1.0
+    assert shape_match(NUMBER, "Tilt beyond 30° means the robot is falling.") == 1.0
+    assert shape_match(NUMBER, "It takes 5 min to boot.") == 1.0
+    assert shape_match(NUMBER, "Week 5 is about launch files.") == 0.0
     assert shape_match(REASON, "It drifts because the bias is integrated.") == 1.0
     assert shape_match(FIX, "Solution: source the setup file") == 1.5
 
@@ -153,6 +159,15 @@ def test_the_two_things_a_question_compares():
     ("The capture point is 0.15 m ahead of the centre of mass.", "capture point", False),
     ("The ZMP is ahead of the ankle when the robot leans forward.", "ZMP", False),
     ("The ZMP is a point on the ground.", "ZMP", True),
+    # the subject in the other grammatical number: "What's a launch file?" is answered by
+    # "Launch files are ..." and "What are IMUs?" by "An IMU measures ..."
+    ("In ROS 2 terms: Launch files are Python (or XML/YAML) scripts that coordinate the "
+     "startup of multiple nodes.", "launch file", True),
+    ("A launch file is a Python script that starts nodes.", "launch files", True),
+    ("An IMU measures angular rate and linear acceleration.", "IMUs", True),
+    ("IMUs are small and cheap.", "IMU", True),
+    ("Launch filesystems are mounted at boot.", "launch file", False),
+    ("Physical AI is AI in the physical world.", "physics", False),
 ])
 def test_what_defines_a_subject(sentence: str, subject: str, defining: bool) -> None:
     assert defines(sentence, subject) is defining
