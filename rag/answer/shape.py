@@ -51,7 +51,7 @@ REASON_RE = re.compile(r"\b(?:because|since|so that|so the|so it|to avoid|to pre
 DEFINITION_RE = re.compile(r"\b(?:is|are|refers to|stands for|means|is called|known as|"
                            r"defined as)\b|\(|:|—|–", re.I)
 NAME_RE = re.compile(r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z]{2,}\w*|[A-Z][a-z]+"
-                     r"(?:\s[A-Z0-9][\w-]*)+|\w+\d\w*)")
+                     r"(?:\s[A-Z0-9][\w-]*)+|\w+\d\w*|[a-z]\w*_\w+)")  # ..., "geometry_msgs"
 # An instruction: a step that opens on what to do, after "Step 2:" or "First,"/"Then,"
 # ("Raise Kp until the joint tracks a small step target briskly with slight overshoot.").
 STEP_RE = re.compile(r"^(?:(?:step|stage|phase|terminal|option|tip)\s*\d*:\s*)?"
@@ -215,9 +215,11 @@ def detour(sentence: str) -> bool:
     return bool(DETOUR_RE.match(sentence))
 
 
-def shape_match(shape: str, sentence: str) -> float:
+def shape_match(shape: str, sentence: str, question: str = "") -> float:
     """+1 when the sentence has the content the shape wants, -1 when a number is wanted and the
-    sentence has none, 0 otherwise."""
+    sentence has none, 0 otherwise. "Which X?" wants a name the `question` does not already
+    hold (new_name): to "Which ROS 2 version does the course use?", "Check the ROS 2 release
+    notes" names only what was asked about."""
     if shape == NUMBER:
         return 1.0 if NUMBER_RE.search(sentence) else (0.0 if ANY_NUMBER_RE.search(sentence)
                                                         else -1.0)
@@ -225,6 +227,16 @@ def shape_match(shape: str, sentence: str) -> float:
         return 1.5
     if shape == PROCEDURE:
         return 1.0 if STEP_RE.match(sentence) else 0.0
+    if shape == NAMED and question:
+        return 1.0 if new_name(sentence, question) else 0.0
     pattern = {REASON: REASON_RE, DEFINITION: DEFINITION_RE, NAMED: NAME_RE,
                FIX: FIX_RE}.get(shape)
     return 1.0 if pattern is not None and pattern.search(sentence) else 0.0
+
+
+def new_name(sentence: str, question: str) -> bool:
+    """The sentence names something (NAME_RE: "Humble Hawksbill", "geometry_msgs", "RTX 4070")
+    whose words are not all in the question."""
+    asked = question.lower()
+    return any(not all(re.search(rf"\b{re.escape(word)}\b", asked) for word in name.split())
+               for name in (m.group(0).lower() for m in NAME_RE.finditer(sentence)))

@@ -98,7 +98,7 @@ def unit_features(question: str, units: Sequence[EvidenceUnit], cosines: np.ndar
             sum(idf.get(t, 1.0) for t in terms & words) / total,
             sum(idf.get(t, 1.0) for t in (terms & heading) - words) / total,
             len(pairs & _pairs(stems_of_unit)) / len(pairs) if pairs else 0.0,
-            shape_match(shape, unit.text),
+            shape_match(shape, unit.text, question),
             priors[unit.source],
             float(unit.source),
             float(detour(unit.text)),

@@ -177,3 +177,17 @@ def test_whats_asks_what_is() -> None:
     assert question_subject("What's a capture point?") == "capture point"
     assert question_subject("What’s URDF used for?") == "URDF"
     assert question_subject("What is a capture point?") == "capture point"
+
+
+def test_which_wants_a_name_the_question_does_not_hold() -> None:
+    """"Which ROS 2 version ...?" is answered by a name the reader does not know yet
+    ("Humble"), not by a sentence that names only what was asked about ("ROS 2")."""
+    question = "Which ROS 2 version does the course use?"
+    assert shape_match(NAMED, "Check the ROS 2 release notes for breaking changes",
+                       question) == 0.0
+    assert shape_match(NAMED, "Module 1 is tested with ROS 2 Humble Hawksbill (LTS)",
+                       question) == 1.0
+    assert shape_match(NAMED, "Use geometry_msgs/Twist for velocity commands",
+                       "Which message type carries velocity commands?") == 1.0
+    # without the question, any name counts (as before)
+    assert shape_match(NAMED, "Check the ROS 2 release notes") == 1.0
