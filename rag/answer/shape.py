@@ -51,7 +51,7 @@ REASON_RE = re.compile(r"\b(?:because|since|so that|so the|so it|to avoid|to pre
 DEFINITION_RE = re.compile(r"\b(?:is|are|refers to|stands for|means|is called|known as|"
                            r"defined as)\b|\(|:|—|–", re.I)
 NAME_RE = re.compile(r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z]{2,}\w*|[A-Z][a-z]+"
-                     r"(?:\s[A-Z0-9][\w-]*)+|\w+\d\w*|[a-z]\w*_\w+)")  # ..., "geometry_msgs"
+                     r"(?:\s[A-Z0-9][\w-]*)+|\w+\d\w*)")
 # An instruction: a step that opens on what to do, after "Step 2:" or "First,"/"Then,"
 # ("Raise Kp until the joint tracks a small step target briskly with slight overshoot.").
 STEP_RE = re.compile(r"^(?:(?:step|stage|phase|terminal|option|tip)\s*\d*:\s*)?"
@@ -235,7 +235,7 @@ def shape_match(shape: str, sentence: str, question: str = "") -> float:
 
 
 def new_name(sentence: str, question: str) -> bool:
-    """The sentence names something (NAME_RE: "Humble Hawksbill", "geometry_msgs", "RTX 4070")
+    """The sentence names something (NAME_RE: "Humble Hawksbill", "RTX 4070", "ROS 2")
     whose words are not all in the question."""
     asked = question.lower()
     return any(not all(re.search(rf"\b{re.escape(word)}\b", asked) for word in name.split())

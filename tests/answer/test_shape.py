@@ -187,7 +187,9 @@ def test_which_wants_a_name_the_question_does_not_hold() -> None:
                        question) == 0.0
     assert shape_match(NAMED, "Module 1 is tested with ROS 2 Humble Hawksbill (LTS)",
                        question) == 1.0
-    assert shape_match(NAMED, "Use geometry_msgs/Twist for velocity commands",
-                       "Which message type carries velocity commands?") == 1.0
+    assert shape_match(NAMED, "Publish on /cmd_vel for velocity commands",
+                       "Which topic carries velocity commands?") == 0.0
+    assert shape_match(NAMED, "Gazebo ROS 2 plugins such as DiffDrive drive the wheels",
+                       "Which Gazebo plugin drives a two-wheeled robot?") == 1.0
     # without the question, any name counts (as before)
     assert shape_match(NAMED, "Check the ROS 2 release notes") == 1.0
