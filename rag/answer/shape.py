@@ -184,12 +184,19 @@ def _defines(sentence: str, subject: str) -> bool:
         return False
     if re.match(rf"[^:;.]{{1,40}}\(\s*{re.escape(subject)}\s*\)\s*:", sentence, re.I):
         return True  # a label that names it: "Python Client Library (rclpy): Standard node ..."
+    *qualifier, noun = subject.split()
+    if qualifier and re.match(rf"\W*{re.escape(noun)}\W*\(\s*{re.escape(' '.join(qualifier))}"
+                              rf"\s*\)\W*:", sentence, re.I):
+        return True  # a glossary's entry: "Node (ROS 2): Independent process ..." (ROS 2 node)
     head = sentence[: len(subject) + 40].lower()
     at = head.find(subject.lower())
     if at < 0 or at > 20 or not OPENS_ON.search(head[:at]):
         return False
     rest = head[at + len(subject):].lstrip(" *)")
-    return bool(re.match(r"(?:\(|:|—|–|-\s|(?:is|are)\b(?!\s+(?:only|not|also|as|more|less|too|"
+    # after a label, the subject is defined by what a verb says of it: "In ROS 2 terms: URDF is
+    # ...", not "Blue rectangles: ROS 2 nodes (our publisher and subscriber)" (a legend)
+    marks = "" if ":" in head[:at] else r"\(|:|—|–|-\s|"
+    return bool(re.match(rf"(?:{marks}(?:is|are)\b(?!\s+(?:only|not|also|as|more|less|too|"
                          r"still|just|never|rarely|often|sometimes|always|hard|easy|difficult|"
                          r"expensive|cheap|slow|fast|better|worse|the same|similar|different|"
                          r"important|useful|good|bad|limited|essential|therefore|thus|then|now|"
