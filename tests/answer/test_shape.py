@@ -168,6 +168,11 @@ def test_the_two_things_a_question_compares():
     ("IMUs are small and cheap.", "IMU", True),
     ("Launch filesystems are mounted at boot.", "launch file", False),
     ("Physical AI is AI in the physical world.", "physics", False),
+    # a glossary's entry names the qualifier after the noun; a legend names the subject after
+    # its own label, which is what it describes
+    ("Node (ROS 2): Independent process that performs computation.", "ROS 2 node", True),
+    ("Blue rectangles: ROS 2 nodes (our publisher and subscriber)", "ROS 2 node", False),
+    ("In ROS 2 terms: URDF is an XML format for robots.", "URDF", True),
 ])
 def test_what_defines_a_subject(sentence: str, subject: str, defining: bool) -> None:
     assert defines(sentence, subject) is defining
