@@ -245,3 +245,7 @@ def test_what_counts_as_a_parts_entry_and_an_overview_question() -> None:
     assert asks_overview("What GPU do I need for module 3?") == {}  # one thing in it
     assert asks_overview("What project do we do for the Module 3 assessment?") == {}
     assert asks_overview("What will I learn in this course?") == {}  # no numbered part
+    # what happens in it, what we do in it: the part as a whole too
+    assert asks_overview("What happens in week 12?") == named_parts("week 12")
+    assert asks_overview("What do we do in week 7?") == named_parts("week 7")
+    assert asks_overview("What's the schedule for week 4?") == named_parts("week 4")
