@@ -144,9 +144,8 @@ def names_other_part(text: str, asked: dict[str, frozenset[int]]) -> bool:
 
 # A question about what a part holds as a whole: its topics, lessons or deliverables.
 OVERVIEW_Q = re.compile(r"\b(?:cover(?:s|ed)?|learn|taught|teach(?:es)?|about|lessons?|topics?|"
-                        r"deliverables?|hand(?:ed)? in|turn(?:ed)? in|submit|due|focus|"
-                        r"happens?|happening|(?:do|will) (?:we|i) do|overview|schedule|contents?)\b",
-                        re.I)
+                        r"deliverables?|hand(?:ed)? in|turn(?:ed)? in|submit|due|focus|happens?|"
+                        r"happening|(?:do|will) (?:we|i) do|overview|schedule|contents?)\b", re.I)
 # ... unless it asks of one thing in the part (its project, what it needs first).
 SPECIFIC_Q = re.compile(r"\b(?:project|assessment|prerequisites?|before|need|requires?|"
                         r"graphics|gpu|hardware|install)\b", re.I)
