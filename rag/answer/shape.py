@@ -111,10 +111,15 @@ SUBJECT_RE = re.compile(r"\bwhat(?:['’]s| is| are| does| do)\s+" + ARTICLE +
 ACRONYM_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,7}s?\b")
 
 
+# "What's the role of tf2?" asks what tf2 is for
+ROLE_OF = re.compile(r"^(?:role|purpose|point|job|function|use) of\s+" + ARTICLE, re.I)
+
+
 def question_subject(question: str) -> str:
-    """What a definition question asks about ("What is colcon used for?" -> "colcon")."""
+    """What a definition question asks about ("What is colcon used for?" -> "colcon", "What's
+    the role of tf2?" -> "tf2")."""
     m = SUBJECT_RE.search(question)
-    return m.group(1).strip(" ?.,") if m else ""
+    return ROLE_OF.sub("", m.group(1).strip(" ?.,")) if m else ""
 
 
 # "What's the difference between forward and inverse kinematics?" compares two things the book

@@ -182,6 +182,8 @@ def test_whats_asks_what_is() -> None:
     assert question_subject("What's a capture point?") == "capture point"
     assert question_subject("What’s URDF used for?") == "URDF"
     assert question_subject("What is a capture point?") == "capture point"
+    assert question_subject("What's the role of tf2?") == "tf2"
+    assert question_subject("What is the purpose of a launch file?") == "launch file"
 
 
 def test_which_wants_a_name_the_question_does_not_hold() -> None:
