@@ -67,7 +67,7 @@ CODE_REQUEST_RE = re.compile(
 _CLAUSE_END = r"\s*(?:[?.!,;]|$)"
 REALTIME_RE = re.compile(
     r"\b(right now|as of (?:now|today)|currently available|yesterday|tomorrow|"
-    r"tonight|today's|this (?:week|month|year|morning|afternoon|evening|semester|term|quarter)|"
+    r"tonight|today's|this (?:week|month|year|morning|afternoon|evening|semester|quarter)|"
     r"who(?:'s| is| will be) (?:teaching|lecturing|grading)|"
     r"(?:last|next) (?:week|month|year)|(?:stock|share) prices?|"
     r"(?:current|latest|today's) (?:prices?|valuation|market|events?|ceo|weather|stock|"

@@ -54,13 +54,14 @@ REALTIME_REQUESTS = [
     "Which controller firmware was released this morning?",
     # the course as it runs now: who teaches it this term is no book's to say
     "Who is teaching Module 2 this semester?",
-    "Which labs are open this term?",
+    "Which labs are open this semester?",
 ]
 # ...and questions about the book that use the same words in their in-domain sense.
 IN_DOMAIN = [
     "What should we use for simulation in the first semester?",
     "How much does the cloud option cost per semester?",
     "Who is the capstone meant for?",
+    "What does this term mean in the chapter on balance?",  # a word, not a school term
     "How is real-time control implemented on a humanoid?",
     "What does current sensing in a motor tell the controller?",
     "How is the current through the motor windings measured?",
