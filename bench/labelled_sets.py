@@ -5,7 +5,8 @@ bench/fit_extractive.py, bench/fit_confidence.py and bench/quality.py take them 
 set changes role in one place.
 
 physical-ai-blind.yaml and physical-ai-blind2.yaml were held out until their answers were read
-on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml and physical-ai-quantities.yaml
+on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml, physical-ai-quantities.yaml
+and physical-ai-blind5.yaml (written blind on 2026-11-25, on sections no other set asks about)
 are held out.
 """
 
@@ -27,7 +28,7 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
         **{f"physical-ai{part}.yaml": DEVELOPMENT for part in (
             "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts")},
         **{f"physical-ai{part}.yaml": HELD_OUT for part in (
-            "-blind3", "-blind4", "-quantities")}}),
+            "-blind3", "-blind4", "-quantities", "-blind5")}}),
 ]
 
 

@@ -33,8 +33,8 @@ def _unquoted(book: Path, question_set: Path) -> list[str]:
 @pytest.mark.parametrize("book, question_set", [
     (None, SAMPLE_QUESTIONS),
     *(("physical-ai-book", SAMPLE_QUESTIONS.with_name(f"physical-ai{part}.yaml"))
-      for part in ("", "-heldout", "-blind", "-blind2", "-blind3", "-blind4", "-train1",
-                   "-train2", "-quantities", "-parts")),
+      for part in ("", "-heldout", "-blind", "-blind2", "-blind3", "-blind4", "-blind5",
+                   "-train1", "-train2", "-quantities", "-parts")),
 ])
 def test_every_key_fact_is_quoted_from_its_book(book, question_set):
     root = SAMPLE_BOOK if book is None else shared_path(book)
