@@ -7,7 +7,8 @@ set changes role in one place.
 physical-ai-blind.yaml and physical-ai-blind2.yaml were held out until their answers were read
 on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml, physical-ai-quantities.yaml
 and physical-ai-blind5.yaml (written blind on 2026-11-25, on sections no other set asks about)
-are held out.
+are held out. physical-ai-dev6.yaml was written the same way on other sections as its
+development counterpart: its answers are read.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
     (SAMPLE_BOOK, {"questions.yaml": DEVELOPMENT}),
     (PHYSICAL_AI, {
         **{f"physical-ai{part}.yaml": DEVELOPMENT for part in (
-            "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts")},
+            "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts",
+            "-dev6")},
         **{f"physical-ai{part}.yaml": HELD_OUT for part in (
             "-blind3", "-blind4", "-quantities", "-blind5")}}),
 ]

@@ -49,6 +49,8 @@ _ARTEFACTS = r"code|source code|pseudo-?code|scripts?|snippets?|programs?"
 # Python?", "How do I run a node written in Python?": the book shows how) unless it asks for code
 # itself ("How do I write a script that ...?").
 QUESTION_RE = re.compile(r"^\W*(?:how|what|what's|which|where|why|when|who)\b", re.IGNORECASE)
+SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+REQUEST_FORM_RE = re.compile(_REQUEST_START + _MAKE, re.IGNORECASE)  # "Please write ...", "Give me"
 CODE_ARTEFACT_RE = re.compile(
     rf"{_MAKE}[^.?!]{{0,60}}?\b({_ARTEFACTS})\b"
     # the answer before it carried over to another language: "How would I do this in Rust?"
@@ -126,7 +128,14 @@ def code_sections(candidates: Iterable[Hit], chunks: Iterable[Chunk], limit: int
 
 def asks_for_code(text: str) -> bool:
     """A request for code (CODE_REQUEST_RE); a question asking how, what or where only when it
-    asks for code itself (CODE_ARTEFACT_RE)."""
+    asks for code itself (CODE_ARTEFACT_RE). Sentences that lead up to such a question tell
+    what happened ("colcon refuses to build my Python package and says it can't find
+    setup.py. Where is that file supposed to be?"): they ask for code only as a request ("Write
+    a Python node ...")."""
+    *before, last = SENTENCE_END_RE.split(text.strip()) or [text]
+    if before and QUESTION_RE.match(last):
+        return bool(CODE_ARTEFACT_RE.search(last)) or any(
+            REQUEST_FORM_RE.match(s) and CODE_REQUEST_RE.search(s) for s in before)
     pattern = CODE_ARTEFACT_RE if QUESTION_RE.match(text) else CODE_REQUEST_RE
     return bool(pattern.search(text))
 

@@ -37,6 +37,8 @@ CODE_REQUESTS = [
     "Show me the code for a publisher.",
     "Could you generate a MATLAB function for the linear inverted pendulum?",
     "I need you to write a module that logs joint torques.",
+    # a request before a question is still one
+    "I have a lidar. Write a Python node that reads it. How do I run it?",
 ]
 REALTIME_REQUESTS = [
     "What is the weather like in Tokyo?",
@@ -93,6 +95,10 @@ IN_DOMAIN = [
     "Which robots are given as examples of what humanoids can do today?",
     "What does the book say the field can do today?",
     "Which humanoids does the course mention as the state of the art today?",
+    # what happened, told before the question: "build my Python package" is no request
+    "colcon refuses to build my Python package and says it can't find setup.py. Where is that "
+    "file supposed to be?",
+    "I tried to create a C++ node and the build failed. What did I miss?",
 ]
 
 
