@@ -60,6 +60,7 @@ from rag.answer.quotes import (
     choose,
     defined_pair,
     led_by,
+    prerequisites,
     quotable_units,
     reading_order,
 )
@@ -154,7 +155,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     placed = placements(sources, question)
     candidates = in_named_part(scored, placed, question)
     plain = chosen = choose(candidates, count, question)
-    rule = ""  # why the quotes are not plain's, in words
+    rule, listed = "", []  # why the quotes are not plain's, in words; the prerequisites
     if pair := defined_pair(scored, compared, question):  # read as asked, the likelier leads
         chosen = sorted(pair, key=lambda s: -s.probability)  # the confidence and the quotes
         rule = "the book's definitions of " + " and of ".join(f'"{c}"' for c in compared) + \
@@ -165,6 +166,9 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
         chosen, rule = defining, f'the book\'s definition of "{subject}"'
+    elif listed := prerequisites(candidates, [h.chunk.chapter_id for h in sources], chosen[0],
+                                 count, question):
+        chosen, rule = listed, "the book's prerequisites"
     # "What will I learn in week 9?" is led by the book's entry for week 9: a syllabus row or
     # item rather than a lesson's title ("Week 9 Lesson 1: ...")
     entries = [s for s in candidates if is_entry(s.unit.text, overview)] if overview else []
@@ -189,7 +193,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # a lead in the part the question names is about what it asks, in the book's words
     topic_only = covered < COVERAGE_FLOOR and placed[chosen[0].unit.source] <= 0
     weak = best < SUPPORT_FLOOR or (best < WEAK_SUPPORT and topic_only)
-    if weak and sources[0].dense < CLOSE_SECTION and not pair and not entry:
+    if weak and sources[0].dense < CLOSE_SECTION and not pair and not entry and not listed:
         return _refusal(sources, best, scored)
     runner_up = max((s.probability for s in scored if s is not chosen[0]), default=0.0)
     unquoted = unquoted_share(scored, chosen)
@@ -203,8 +207,6 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   tuple(s.probability for s in chosen), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
                   more_units(scored, chosen), led_by=rule if chosen != plain else "")
-
-
 
 
 def placements(sources: Sequence[Hit], question: str) -> list[float]:

@@ -169,3 +169,34 @@ def reading_order(chosen: list[Scored]) -> list[Scored]:
         return chosen
     return [*sorted(before, key=lambda s: s.unit.position), lead,
             *(s for s in rest if s not in before)]
+
+
+# "What should I be comfortable with before I start the lesson on URDF?" asks for what the book
+# lists as its prerequisites, not for what the lesson teaches ("By the end of this lesson, you
+# will be able to: ...", the learning objectives beside them).
+PREREQUISITE_Q = re.compile(r"\bprerequisites?\b|\bbefore (?:i|we|you) (?:start|begin|take|dive|"
+                            r"tackle)|\bbefore (?:starting|beginning|taking)\b|\b(?:comfortable|"
+                            r"familiar) with\b|\bexpected to (?:know|have)\b|\bbackground\b|"
+                            r"\bprior (?:knowledge|experience)\b|\bneed to know\b", re.I)
+PREREQUISITE_RE = re.compile(r"\bprerequisites?\b", re.I)
+
+
+def states_prerequisite(unit: EvidenceUnit) -> bool:
+    """The unit is one of the book's prerequisites: under a "Prerequisites" heading (or one of
+    its subheadings, "Required", "Recommended") or labelled so ("**Prerequisites**: ...")."""
+    return any(PREREQUISITE_RE.search(h) for h in unit.heading) or \
+        bool(PREREQUISITE_RE.match(unit.text.lstrip("-* ")))
+
+
+def prerequisites(scored: list[Scored], chapters: list[str], lead: Scored, max_units: int,
+                  question: str) -> list[Scored]:
+    """For a question that asks what is needed first (PREREQUISITE_Q), the book's prerequisites
+    in the chapter of the answer's lead (`chapters`: each source's chapter), as choose() quotes
+    them, likeliest first; [] for any other question, when the lead is one, or when that chapter
+    lists none. However low they score: the question asks for them, and retrieval ranked the
+    "Prerequisites" section of the URDF lesson 8th, under its learning objectives."""
+    if not PREREQUISITE_Q.search(question) or states_prerequisite(lead.unit):
+        return []
+    listed = [s for s in scored if states_prerequisite(s.unit) and
+              chapters[s.unit.source] == chapters[lead.unit.source]]
+    return choose(listed, max_units, question, likeliest(listed)) if listed else []

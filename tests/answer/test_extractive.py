@@ -14,7 +14,14 @@ from rag.answer.evidence import EvidenceUnit, with_definitions
 from rag.answer.extractive import coverage, extractive_draft, unquoted_share
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
-from rag.answer.quotes import Scored, choose, defined_pair, label_of, reading_order
+from rag.answer.quotes import (
+    Scored,
+    choose,
+    defined_pair,
+    label_of,
+    prerequisites,
+    reading_order,
+)
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.book.sentences import COMMAND, split_section
 from rag.config import load_settings
@@ -334,6 +341,31 @@ def test_a_further_quote_under_the_same_label_that_adds_nothing_counts_less() ->
     assert choose([plan, arm, required], 2, question) == [plan, arm]
     assert label_of("Requirements: Successful grasp") == "requirements"
     assert label_of("Grasp the object firmly.") is None
+
+
+def test_a_question_about_what_is_needed_first_is_answered_by_the_prerequisites() -> None:
+    """"What should I already be comfortable with before I start the lesson on URDF?" quoted
+    the lesson's learning objectives: its "Prerequisites" section, ranked 8th by retrieval,
+    scored low. The chapter's prerequisites answer it however they scored; other chapters'
+    do not, nor does any other question get them."""
+    def unit(source: int, position: int, text: str, heading: str, p: float) -> Scored:
+        return Scored(EvidenceUnit(source, position, text, "item", 0, ("URDF and SDF", heading)),
+                      p, frozenset(tokenize(text)))
+    objectives = unit(0, 0, "By the end of this lesson, you will be able to: Understand URDF",
+                      "Learning Objectives", 0.4)
+    xml = unit(1, 1, "Basic understanding of XML syntax", "Prerequisites", 0.02)
+    frames = unit(1, 2, "Familiarity with 3D coordinate systems", "Prerequisites", 0.01)
+    other = unit(2, 0, "Completed Module 3", "Prerequisites", 0.3)  # another chapter's
+    chapters = ["urdf-sdf", "urdf-sdf", "vla"]
+    scored = [objectives, xml, frames, other]
+    question = "Before I start the lesson on URDF, what should I already be comfortable with?"
+    assert prerequisites(scored, chapters, objectives, 3, question) == [xml, frames]
+    assert prerequisites(scored, chapters, objectives, 3, "What will I learn about URDF?") == []
+    assert prerequisites(scored, chapters, xml, 3, question) == []  # the lead is one already
+    labelled = Scored(EvidenceUnit(1, 0, "Prerequisites: Week 5 Lesson 1, basic XML knowledge",
+                                   "prose", 0, ("URDF",)), 0.01, frozenset())
+    assert prerequisites([objectives, labelled], chapters, objectives, 3,
+                         "What do I need to know before I begin?") == [labelled]
 
 
 def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_before() -> None:
