@@ -106,7 +106,7 @@ QUANTITIES = (
               r"\bwhen was\b.*\b(?:founded|started|released|created|launched|introduced)\b",
               r"\b(?:1[6-9]|20)\d\d\b"),
     _quantity("time (week, month, date)",
-              r"\bwhen in the (?:course|year|semester|term|quarter|programm?e?)\b|"
+              r"\bwhen in the (?:course|year|semester|term|quarter|programm?e?)\b|\bby when\b|"
               r"\bwhen (?:do|does|must|should|will) (?:i|we|you|it|they|students)\b.*\b(?:hand\b.*"
               r"\bin|submit|turn\b.*\bin|due)\b|\bwhen is (?:it|the [\w-]+(?: [\w-]+)?) due\b|"
               r"\bwhen (?:does|do|is|are) (?:it|they|the [\w-]+(?: [\w-]+)?) (?:take place|held|"

@@ -178,6 +178,7 @@ TIME = "time (week, month, date)"
     ("How much is the project worth, and when do I have to hand it in?", [TIME]),
     ("Is there a robot learning conference, and when in the year does it take place?", [TIME]),
     ("When is the capstone due?", [TIME]),
+    ("By when do we need to tell the instructor about team problems?", [TIME]),
     ("What week covers URDF?", [TIME]),
     ("When should I use an action rather than a service?", []),  # a condition, not a time
     ("What's the late penalty if I hand in the project after the deadline?", []),
