@@ -59,7 +59,9 @@ from rag.answer.quotes import (
     Scored,
     choose,
     defined_pair,
+    in_named_part,
     led_by,
+    placements,
     prerequisites,
     quotable_units,
     reading_order,
@@ -83,12 +85,7 @@ from rag.index.sentences import SentenceTable
 from rag.retrieval.parts import (
     asks_overview,
     is_entry,
-    named_parts,
-    names_other_part,
-    names_part,
-    part_score,
     part_words,
-    place_of,
 )
 from rag.types import Draft, Hit
 
@@ -207,34 +204,6 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   tuple(s.probability for s in chosen), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
                   more_units(scored, chosen), led_by=rule if chosen != plain else "")
-
-
-def placements(sources: Sequence[Hit], question: str) -> list[float]:
-    """Per source, whether it sits in the numbered part the question names (> 0), in another
-    of its kind (< 0) or neither (0): where it is placed, not what its text mentions
-    (rag.retrieval.parts.part_score without mentions). All 0 for any other question."""
-    asked = named_parts(question)
-    return [part_score(asked, place_of(h.chunk)) if asked else 0.0 for h in sources]
-
-
-def in_named_part(scored: list[Scored], placed: Sequence[float], question: str
-                  ) -> list[Scored]:
-    """For a question that names a numbered part ("What does Module 2 cover?"), the units about
-    it (rag.retrieval.parts): naming it ("Module 2 (Weeks 6-7): Simulating sensors in
-    Gazebo"), or in a section placed in it (`placed`: placements()) and naming no other part
-    of its kind (weeks 1-2's "Hands-On in Later Modules" lists weeks 6-13); without any, the
-    units not about another part of its kind: neither placed in one nor, placed nowhere, naming
-    only others ("This kit covers Module 3 (Isaac ROS) and Module 4 (VLA)."; Module 4's
-    prerequisite "Completion of Module 3" stays). All units for any other question, or when
-    every unit is about another part."""
-    asked = named_parts(question)
-    if not asked:
-        return scored
-    inside = [s for s in scored if placed[s.unit.source] > 0 or (
-        placed[s.unit.source] == 0 and not names_other_part(s.unit.text, asked))]
-    about = [s for s in inside if names_part(s.unit.text, asked) or (
-        placed[s.unit.source] > 0 and not names_other_part(s.unit.text, asked))]
-    return about or inside or scored
 
 
 def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:

@@ -7,20 +7,24 @@ nothing there comes close, from another section, preferring those that cover wha
 out of the question, and not one more item under a label already quoted that adds nothing to it
 (choose). A unit that restates the reader's problem or points elsewhere is not quoted while there
 is any other (quotable_units). A lead that leans on the sentence before it reads after that one
-when it is quoted too (reading_order). The probabilities come from rag.answer.unit_scoring;
-rag.answer.extractive drafts the answer.
+when it is quoted too (reading_order). For a question that names a numbered part of the book,
+the units about that part are the candidates (in_named_part); for one that asks what is needed
+first, the chapter's prerequisites lead (prerequisites). The probabilities come from
+rag.answer.unit_scoring; rag.answer.extractive drafts the answer.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answer.evidence import EvidenceUnit, gives_definition
 from rag.answer.shape import detour
 from rag.book.sentences import CITATION_RE, OWN_LABEL_RE, ROW
 from rag.index.lexical import tokenize
+from rag.retrieval.parts import named_parts, names_other_part, names_part, part_score, place_of
+from rag.types import Hit
 
 # A section about another place: "Next Lesson", "Up Next", "Coming Up", "Related Resources",
 # "See Also" (not "Next Steps": what the reader does next, here).
@@ -200,3 +204,31 @@ def prerequisites(scored: list[Scored], chapters: list[str], lead: Scored, max_u
     listed = [s for s in scored if states_prerequisite(s.unit) and
               chapters[s.unit.source] == chapters[lead.unit.source]]
     return choose(listed, max_units, question, likeliest(listed)) if listed else []
+
+
+def placements(sources: Sequence[Hit], question: str) -> list[float]:
+    """Per source, whether it sits in the numbered part the question names (> 0), in another
+    of its kind (< 0) or neither (0): where it is placed, not what its text mentions
+    (rag.retrieval.parts.part_score without mentions). All 0 for any other question."""
+    asked = named_parts(question)
+    return [part_score(asked, place_of(h.chunk)) if asked else 0.0 for h in sources]
+
+
+def in_named_part(scored: list[Scored], placed: Sequence[float], question: str
+                  ) -> list[Scored]:
+    """For a question that names a numbered part ("What does Module 2 cover?"), the units about
+    it (rag.retrieval.parts): naming it ("Module 2 (Weeks 6-7): Simulating sensors in
+    Gazebo"), or in a section placed in it (`placed`: placements()) and naming no other part
+    of its kind (weeks 1-2's "Hands-On in Later Modules" lists weeks 6-13); without any, the
+    units not about another part of its kind: neither placed in one nor, placed nowhere, naming
+    only others ("This kit covers Module 3 (Isaac ROS) and Module 4 (VLA)."; Module 4's
+    prerequisite "Completion of Module 3" stays). All units for any other question, or when
+    every unit is about another part."""
+    asked = named_parts(question)
+    if not asked:
+        return scored
+    inside = [s for s in scored if placed[s.unit.source] > 0 or (
+        placed[s.unit.source] == 0 and not names_other_part(s.unit.text, asked))]
+    about = [s for s in inside if names_part(s.unit.text, asked) or (
+        placed[s.unit.source] > 0 and not names_other_part(s.unit.text, asked))]
+    return about or inside or scored

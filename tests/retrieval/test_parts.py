@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from rag.answer.evidence import EvidenceUnit
-from rag.answer.extractive import in_named_part
 from rag.answer.pipeline import Pipeline
-from rag.answer.quotes import Scored
+from rag.answer.quotes import Scored, in_named_part
 from rag.config import load_settings
 from rag.index.load import load_index
 from rag.retrieval.hybrid import (
