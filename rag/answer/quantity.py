@@ -89,7 +89,8 @@ QUANTITIES = (
               r"much (?:ram|vram|memory|gpu memory|storage|disk space|disk)\b",
               rf"{VALUE}(?:gb|mb|tb|gib|mib|kb)\b"),
     _quantity("clock speed (GHz)",
-              WHAT_IS + r"clock (?:speed|rate|frequency)" + END,
+              WHAT_IS + r"clock (?:speed|rate|frequency)" + END +
+              r"|\bat what clock (?:speed|rate|frequency)\b",
               rf"{VALUE}(?:ghz|mhz)\b"),
     _quantity("power (W)",
               WHAT_IS + r"(?:power (?:draw|consumption|budget)|wattage)" + END + r"|^\W*how much "

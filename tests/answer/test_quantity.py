@@ -149,6 +149,8 @@ def test_a_likely_unit_that_states_the_quantity_leads_instead_of_a_likelier_one(
     ("How much delay can teleoperators tolerate?", ["latency (ms)"]),
     ("How much RAM should the simulation workstation have?", ["memory (GB)"]),
     ("What is the clock speed of the Orin's CPU?", ["clock speed (GHz)"]),
+    ("How many CPU cores does the Orin NX have, and at what clock speed do they run?",
+     ["clock speed (GHz)"]),
     ("How much power does the Jetson draw?", ["power (W)"]),
 ])
 def test_rates_latencies_memory_clock_and_power(question, kinds) -> None:
