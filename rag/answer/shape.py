@@ -28,7 +28,8 @@ DEFINITION_Q = re.compile(
 REASON_Q = re.compile(r"^\W*why\b|\bwhy (?:do|does|is|are|would|should|can't|won't)\b|"
                       r"\bwhat (?:makes|causes)\b|\breason\b", re.I)
 NAMED_Q = re.compile(r"\bwhich\b|\bwhat (?:kind|type|sort|model|board|tool|library|engine|"
-                     r"version|middleware|sensor|camera|gpu|card)\b|\bwho\b", re.I)
+                     r"version|middleware|sensor|camera|gpu|card)\b|\bwho\b|"
+                     r"^\W*(?:is|are) there (?:an?|any|some)\b", re.I)  # "Is there a tool for ...?"
 FIX_Q = re.compile(r"\b(?:error|fails?|failing|crash(?:es)?|won't|doesn't|does not|can't|"
                    r"cannot|not (?:found|working)|refuses|stuck|hangs?|forever|fix|missing|"
                    r"permission denied|no module)\b", re.I)

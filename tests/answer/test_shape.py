@@ -9,6 +9,7 @@ from rag.answer.shape import (
     FIX,
     NAMED,
     NUMBER,
+    OTHER,
     PROCEDURE,
     REASON,
     asks_specific,
@@ -34,6 +35,10 @@ from rag.answer.shape import (
     ("How do I visualize TF frames?", PROCEDURE),
     ("How do I fix 'permission denied' when I run docker?", FIX),  # a fix before a procedure
     ("How do I know how long the battery lasts?", NUMBER),
+    # "Is there a tool for ...?" wants the tool's name ("rosbag2 - Data recording and playback")
+    ("Is there a tool for recording what my robot publishes?", NAMED),
+    ("Are there any simulators that run on a Mac?", NAMED),
+    ("Is Ziegler-Nichols sensible, or is there a gentler procedure?", OTHER),
 ])
 def test_question_shapes(question, shape):
     assert question_shape(question) == shape
