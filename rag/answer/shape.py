@@ -84,9 +84,14 @@ DETOUR_RE = re.compile(r"^[^\w\"'(]*(?:see|refer to|read|check (?:out )?the \w+(
 FIX_LEAD_RE = re.compile(r"^(?:cause|solution|fix|prevention|resolution|workaround)\b", re.I)
 
 
+# "What are those launch actions called?" asks for names, not for what they are
+CALLED_Q = re.compile(r"\bwhat(?:'s| is| are) (?:it|they|this|that|these|those)\b[^?]{0,30}"
+                      r"\bcalled\b", re.I)
+
+
 def question_shape(question: str) -> str:
     """The main kind of content the question asks for (first match wins)."""
-    for shape, pattern in ((NUMBER, NUMBER_Q), (REASON, REASON_Q), (FIX, FIX_Q),
+    for shape, pattern in ((NAMED, CALLED_Q), (NUMBER, NUMBER_Q), (REASON, REASON_Q), (FIX, FIX_Q),
                            (DEFINITION, DEFINITION_Q), (NAMED, NAMED_Q), (LIST, LIST_Q),
                            (PROCEDURE, PROCEDURE_Q)):
         if pattern.search(question):

@@ -39,6 +39,9 @@ from rag.answer.shape import (
     ("Is there a tool for recording what my robot publishes?", NAMED),
     ("Are there any simulators that run on a Mac?", NAMED),
     ("Is Ziegler-Nichols sensible, or is there a gentler procedure?", OTHER),
+    # "What are those ... called?" asks for names, not for what they are
+    ("Can a launch file run other programs? What are those launch actions called?", NAMED),
+    ("Is there a package that fuses sensors, and what is it called?", NAMED),
 ])
 def test_question_shapes(question, shape):
     assert question_shape(question) == shape
