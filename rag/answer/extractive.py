@@ -163,8 +163,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
         # and navigation", not by the command that clones it
         chosen, rule = defining, f'the book\'s definition of "{subject}"'
-    elif listed := prerequisites(candidates, [h.chunk.chapter_id for h in sources], chosen[0],
-                                 count, question):
+    elif listed := prerequisites(candidates, sources, chosen[0], count, question):
         chosen, rule = listed, "the book's prerequisites"
     # "What will I learn in week 9?" is led by the book's entry for week 9: a syllabus row or
     # item rather than a lesson's title ("Week 9 Lesson 1: ...")

@@ -7,6 +7,7 @@ from collections.abc import Container, Iterable, Sequence
 
 from rag.answer.shape import UNIT
 from rag.answer.spelling import english
+from rag.answer.wording import SENTENCE_END_RE
 from rag.index.lexical import tokenize
 from rag.types import Chunk, Hit, Verdict
 
@@ -49,7 +50,6 @@ _ARTEFACTS = r"code|source code|pseudo-?code|scripts?|snippets?|programs?"
 # Python?", "How do I run a node written in Python?": the book shows how) unless it asks for code
 # itself ("How do I write a script that ...?").
 QUESTION_RE = re.compile(r"^\W*(?:how|what|what's|which|where|why|when|who)\b", re.IGNORECASE)
-SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 REQUEST_FORM_RE = re.compile(_REQUEST_START + _MAKE, re.IGNORECASE)  # "Please write ...", "Give me"
 CODE_ARTEFACT_RE = re.compile(
     rf"{_MAKE}[^.?!]{{0,60}}?\b({_ARTEFACTS})\b"
@@ -132,7 +132,7 @@ def asks_for_code(text: str) -> bool:
     what happened ("colcon refuses to build my Python package and says it can't find
     setup.py. Where is that file supposed to be?"): they ask for code only as a request ("Write
     a Python node ...")."""
-    *before, last = SENTENCE_END_RE.split(text.strip()) or [text]
+    *before, last = SENTENCE_END_RE.split(text.strip())
     if before and QUESTION_RE.match(last):
         return bool(CODE_ARTEFACT_RE.search(last)) or any(
             REQUEST_FORM_RE.match(s) and CODE_REQUEST_RE.search(s) for s in before)

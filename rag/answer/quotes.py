@@ -192,17 +192,19 @@ def states_prerequisite(unit: EvidenceUnit) -> bool:
         bool(PREREQUISITE_RE.match(unit.text.lstrip("-* ")))
 
 
-def prerequisites(scored: list[Scored], chapters: list[str], lead: Scored, max_units: int,
+def prerequisites(scored: list[Scored], sources: Sequence[Hit], lead: Scored, max_units: int,
                   question: str) -> list[Scored]:
     """For a question that asks what is needed first (PREREQUISITE_Q), the book's prerequisites
-    in the chapter of the answer's lead (`chapters`: each source's chapter), as choose() quotes
-    them, likeliest first; [] for any other question, when the lead is one, or when that chapter
-    lists none. However low they score: the question asks for them, and retrieval ranked the
-    "Prerequisites" section of the URDF lesson 8th, under its learning objectives."""
+    in the chapter of the answer's lead (`sources`: the evidence's sections, which the units'
+    source numbers index), as choose() quotes them, likeliest first; [] for any other question,
+    when the lead is one, or when that chapter lists none. However low they score: the question
+    asks for them, and retrieval ranked the "Prerequisites" section of the URDF lesson 8th,
+    under its learning objectives."""
     if not PREREQUISITE_Q.search(question) or states_prerequisite(lead.unit):
         return []
+    chapter = sources[lead.unit.source].chunk.chapter_id
     listed = [s for s in scored if states_prerequisite(s.unit) and
-              chapters[s.unit.source] == chapters[lead.unit.source]]
+              sources[s.unit.source].chunk.chapter_id == chapter]
     return choose(listed, max_units, question, likeliest(listed)) if listed else []
 
 

@@ -32,7 +32,7 @@ from rag.retrieval.hybrid import retrieve
 from rag.tuning.answers import ANSWERED, answer_pass
 from rag.tuning.key_facts import contains_key_facts
 from rag.tuning.questions import load_questions
-from tests.builders import SAMPLE_QUESTIONS, make_hit, shared_path
+from tests.builders import SAMPLE_QUESTIONS, make_chunk, make_hit, shared_path
 
 BOOK = "Foundations of Physical AI"
 QUESTION = "What does the integral term of a PID controller correct?"
@@ -356,7 +356,9 @@ def test_a_question_about_what_is_needed_first_is_answered_by_the_prerequisites(
     xml = unit(1, 1, "Basic understanding of XML syntax", "Prerequisites", 0.02)
     frames = unit(1, 2, "Familiarity with 3D coordinate systems", "Prerequisites", 0.01)
     other = unit(2, 0, "Completed Module 3", "Prerequisites", 0.3)  # another chapter's
-    chapters = ["urdf-sdf", "urdf-sdf", "vla"]
+    # the evidence's sections (units' sources 0-2), by chapter
+    chapters = [dataclasses.replace(make_hit("", f"s{n}"), chunk=make_chunk(n, chapter))
+                for n, chapter in enumerate(("urdf-sdf", "urdf-sdf", "vla"))]
     scored = [objectives, xml, frames, other]
     question = "Before I start the lesson on URDF, what should I already be comfortable with?"
     assert prerequisites(scored, chapters, objectives, 3, question) == [xml, frames]
