@@ -28,9 +28,8 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
     (PHYSICAL_AI, {
         **{f"physical-ai{part}.yaml": DEVELOPMENT for part in (
             "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts",
-            "-dev6")},
-        **{f"physical-ai{part}.yaml": HELD_OUT for part in (
-            "-blind3", "-blind4", "-quantities", "-blind5")}}),
+            "-dev6", "-blind3", "-blind4", "-blind5")},
+        **{f"physical-ai{part}.yaml": HELD_OUT for part in ("-quantities", "-blind6")}}),
 ]
 
 

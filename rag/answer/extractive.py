@@ -65,6 +65,7 @@ from rag.answer.quotes import (
     prerequisites,
     quotable_units,
     reading_order,
+    whole_section,
 )
 from rag.answer.shape import (
     asks_specific,
@@ -197,12 +198,16 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     lead_asked = chosen[0].unit.asked if through_question[lead] else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked))
-    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(chosen)]
-    markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in chosen))
-    return _draft(" ".join(parts), markers, tuple(s.unit.text for s in chosen),
-                  tuple(s.probability for s in chosen), sources,
+    # what is quoted: the lead's short section whole (whole_section), unless a rule chose the
+    # quotes or one unit is asked for; the confidence and the refusals above are the units'
+    quoted = whole_section(chosen, candidates, question) if chosen == plain and count > 1 \
+        else chosen
+    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(quoted)]
+    markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in quoted))
+    return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),
+                  tuple(s.probability for s in quoted), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
-                  more_units(scored, chosen), led_by=rule if chosen != plain else "")
+                  more_units(scored, quoted), led_by=rule if chosen != plain else "")
 
 
 def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:

@@ -19,8 +19,10 @@ from rag.answer.quotes import (
     choose,
     defined_pair,
     label_of,
+    passage_text,
     prerequisites,
     reading_order,
+    whole_section,
 )
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.book.sentences import COMMAND, split_section
@@ -233,7 +235,7 @@ def test_a_reference_entry_answers_only_a_question_that_asks_for_reading() -> No
     assert draft.quotes[0] == "Image-text pairs gathered from the web train the model"
     cited = extractive_draft("Which paper should I read on visual models learned from "
                              "natural language supervision?", hits)
-    assert cited.quotes[0] == entry
+    assert cited.quotes[0].startswith(entry)  # with the note under it: the section is short
 
 
 def test_extractive_skips_code_tables_headings_and_lead_ins() -> None:
@@ -633,3 +635,56 @@ def test_a_section_about_another_place_is_quoted_only_when_the_question_looks_ah
     assert quotable_units(units, "What will I learn in week 5?") == [here, steps]
     assert quotable_units(units, "What comes next after week 5?") == units
     assert quotable_units([ahead], "What will I learn in week 5?") == [ahead]  # nothing else
+
+
+def test_a_short_list_section_is_quoted_whole_in_place_of_its_lead() -> None:
+    """The unit model scores each line of a section against the question alone: to "What
+    downsides should I warn them about?" it quoted one line of a four-line "Disadvantages" list.
+    A short section (a list or table, at most two sentences of prose, 80 words or fewer) that
+    holds the lead is quoted whole, once, in the book's order, as likely as the lead; quotes
+    from other sections follow while the answer stays within MAX_WORDS."""
+    question = "What downsides should I warn them about?"
+
+    def unit(source: int, position: int, text: str, probability: float,
+             kind: str = "item") -> Scored:
+        return Scored(EvidenceUnit(source, position, text, kind, 0, ("Hybrid", "Disadvantages")),
+                      probability, frozenset(tokenize(text)))
+    title = unit(0, 0, "Disadvantages", 0.05, "heading")
+    lines = [unit(0, 1, "Disadvantages: Requires managing two environments", 0.30),
+             unit(0, 2, "Disadvantages: Needs physical lab space", 0.10),
+             unit(0, 3, "Disadvantages: Higher total cost than cloud alone", 0.08)]
+    elsewhere = unit(1, 4, "Latency Issues: Cannot control physical robots from the cloud", 0.2)
+    scored = [title, *lines, elsewhere]
+    quoted = whole_section([lines[0], elsewhere], scored, question)
+    assert [q.unit.kind for q in quoted] == ["passage", "item"]
+    assert quoted[0].unit.text == ("Disadvantages: Requires managing two environments; Needs "
+                                   "physical lab space; Higher total cost than cloud alone")
+    assert quoted[0].probability == 0.30 and quoted[1] is elsewhere
+    # nothing to add, a section over the word limit, or one of prose: the units stay
+    assert whole_section([lines[0], lines[1], lines[2]], scored, question)[0] is lines[0]
+    assert whole_section([lines[0]], scored, question, limit=10) == [lines[0]]
+    essay = [unit(0, n, f"Sentence {n} of an essay on the hybrid lab.", 0.2, "prose")
+             for n in range(1, 4)]
+    assert whole_section([essay[0]], [title, *essay], question) == [essay[0]]
+
+
+def test_a_passage_says_each_label_once_and_drops_a_list_of_the_labels() -> None:
+    """A passage of units reads as the book does: the unit that only lists the labels of the
+    items after it goes (its lead-in stays when it says more than a label), a label repeated on
+    consecutive units is said once, and units that end no sentence are joined by "; "."""
+    assert passage_text([
+        "Working with physical robots introduces unique challenges: Real-world uncertainty; "
+        "Safety requirements",
+        "Real-world uncertainty: Sensor noise, unpredictable environments",
+        "Safety requirements: Robots must operate safely around humans"]) == (
+        "Working with physical robots introduces unique challenges: Real-world uncertainty: "
+        "Sensor noise, unpredictable environments; Safety requirements: Robots must operate "
+        "safely around humans")
+    assert passage_text(["Cause: Calling rclpy.init() twice",
+                         "Solution: Only call rclpy.init() once",
+                         "Solution: Call rclpy.shutdown() before re-initializing",
+                         "Check it again."]) == (
+        "Cause: Calling rclpy.init() twice; Solution: Only call rclpy.init() once; Call "
+        "rclpy.shutdown() before re-initializing; Check it again.")
+    assert passage_text(["Tools: RQt; rosbag2", "Install them first."]) == \
+        "Tools: RQt; rosbag2; Install them first."
