@@ -167,39 +167,57 @@ def defined_pair(scored: list[Scored], compared: tuple[str, ...], question: str
 
 def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
                   limit: int | None = None) -> list[Scored]:
-    """The quotes with the leading unit's section read whole in its place, when that section is
-    short (its quotable units but its title, `limit` words or fewer) and holds more than the
-    units already quoted from it: one passage in the book's order, as likely as the lead, the
-    quotes from other sections after it while the answer stays within MAX_WORDS. A short
-    section is one point made in a few lines ("Disadvantages: Requires managing two
-    environments; Needs physical lab space"), and the unit model, scoring each line against the
-    question alone, often quotes one line of it and leaves out the one that answers the other
-    half of the question. On the development sets (bench/labelled_sets.py, 434 in-scope
-    questions) answers holding every key fact 250 -> 268, false answers unchanged (5 of 133),
-    the sample book's unchanged (53 of 87); answers 41 -> 46 words on average. At 60 words
-    267, at 110 (MAX_WORDS) 272; a rule's quotes (a definition, the prerequisites, an entry)
-    are left as chosen, which costs none."""
+    """The quotes with each one's section read whole in its place, when that section is short
+    (its quotable units but its title, `limit` words or fewer, a list or table with at most
+    MAX_PROSE sentences of prose) and holds more than the units already quoted from it: one
+    passage in the book's order, as likely as the unit it stands for; the lead's first, then
+    those of quotes from other sections (each whole, or else as chosen) while the answer stays
+    within MAX_WORDS. A short section is one point made in a few lines ("Disadvantages:
+    Requires managing two environments; Needs physical lab space"), and the unit model, scoring
+    each line against the question alone, often quotes one line of it and leaves out the one
+    that answers the other half of the question. On the development sets
+    (bench/labelled_sets.py, 434 in-scope questions) answers holding every key fact 250 -> 268
+    for the lead's section alone, false answers unchanged (5 of 133), the sample book's
+    unchanged (53 of 87), answers 41 -> 46 words on average (at 60 words 267, at 110, MAX_WORDS,
+    272); with the other quotes' sections too, 274 -> 277. A rule's quotes (a definition, the
+    prerequisites, an entry) are left as chosen, which costs none."""
     lead, limit = chosen[0], SHORT_SECTION_WORDS if limit is None else limit
     quotable = quotable_units(scored, question)
-    body = [s for s in scored if s.unit.source == lead.unit.source and s in quotable
+    passage = _passage(lead, chosen, scored, quotable, limit)
+    out = [passage or lead]
+    size = len(out[0].unit.text.split())
+    for s in chosen[1:]:
+        read = any(o.unit.source == s.unit.source and o.unit.kind == PASSAGE for o in out)
+        if s.unit.source == lead.unit.source or read:
+            if not read and passage is None:
+                out.append(s)
+                size += len(s.unit.text.split())
+            continue
+        for option in (_passage(s, chosen, scored, quotable, limit), s):
+            if option is not None and size + len(option.unit.text.split()) <= MAX_WORDS:
+                out.append(option)
+                size += len(option.unit.text.split())
+                break
+    return out
+
+
+def _passage(unit: Scored, chosen: list[Scored], scored: list[Scored], quotable: list[Scored],
+             limit: int) -> Scored | None:
+    """The section of `unit` as one passage (as likely as `unit`), when it is short and adds
+    something to the `chosen` units; else None."""
+    body = [s for s in scored if s.unit.source == unit.unit.source and s in quotable
             and not (s.unit.kind == HEADING and s.unit.position == 0)]
-    if lead not in body or all(s in chosen for s in body) or \
+    if unit not in body or all(s in chosen for s in body) or \
             sum(s.unit.kind == PROSE for s in body) > MAX_PROSE:
-        return chosen
+        return None
     body.sort(key=lambda s: s.unit.position)
     text = passage_text([s.unit.text for s in body])
     if len(text.split()) > limit:
-        return chosen
+        return None
     first = body[0].unit
-    passage = Scored(EvidenceUnit(first.source, first.position, text, PASSAGE, first.block,
-                                  first.heading, lead.unit.asked),
-                     lead.probability, frozenset().union(*(s.stems for s in body)))
-    out, size = [passage], len(text.split())
-    for s in chosen[1:]:
-        if s.unit.source != lead.unit.source and size + len(s.unit.text.split()) <= MAX_WORDS:
-            out.append(s)
-            size += len(s.unit.text.split())
-    return out
+    return Scored(EvidenceUnit(first.source, first.position, text, PASSAGE, first.block,
+                               first.heading, unit.unit.asked),
+                  unit.probability, frozenset().union(*(s.stems for s in body)))
 
 
 def passage_text(texts: list[str]) -> str:

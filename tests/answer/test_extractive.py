@@ -663,6 +663,12 @@ def test_a_short_list_section_is_quoted_whole_in_place_of_its_lead() -> None:
     # nothing to add, a section over the word limit, or one of prose: the units stay
     assert whole_section([lines[0], lines[1], lines[2]], scored, question)[0] is lines[0]
     assert whole_section([lines[0]], scored, question, limit=10) == [lines[0]]
+    # a quote from another short section is read whole too, once, within MAX_WORDS
+    due = unit(2, 1, "Due: End of Week 7", 0.15)
+    late = unit(2, 2, "Late Policy: 10% deduction per day", 0.14)
+    quoted = whole_section([lines[0], due], [*scored, due, late], question)
+    assert [q.unit.text for q in quoted[1:]] == ["Due: End of Week 7; Late Policy: 10% "
+                                                 "deduction per day"]
     essay = [unit(0, n, f"Sentence {n} of an essay on the hybrid lab.", 0.2, "prose")
              for n in range(1, 4)]
     assert whole_section([essay[0]], [title, *essay], question) == [essay[0]]
