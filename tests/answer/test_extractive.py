@@ -314,12 +314,12 @@ def scored_unit(source: int, position: int, probability: float) -> Scored:
 
 def test_a_unit_elsewhere_joins_only_when_nothing_near_the_best_comes_close() -> None:
     """The rest of an answer comes from near the best unit; another section's unit joins when
-    it is likely enough (from 0.4 of the best) and nothing near is close to it."""
+    it is likely enough (from 0.3 of the best) and nothing near is close to it."""
     best, near, far = scored_unit(0, 3, 0.5), scored_unit(0, 4, 0.2), scored_unit(2, 0, 0.3)
     assert choose([best, near, far], 2, "q") == [best, near]  # the near one, though less likely
     alone = scored_unit(0, 4, 0.05)  # nothing near comes close: the far one joins
     assert choose([best, alone, far], 2, "q") == [best, far]
-    unlikely = scored_unit(2, 0, 0.15)  # under 0.4 of the best: never
+    unlikely = scored_unit(2, 0, 0.12)  # under 0.3 of the best: never
     assert choose([best, unlikely], 3, "q") == [best]
     assert choose([best, near, far], 3, "q") == [best, near, far]  # the rest in book order
 
