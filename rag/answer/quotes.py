@@ -228,17 +228,22 @@ def _passage(unit: Scored, chosen: list[Scored], scored: list[Scored], quotable:
 def passage_text(texts: list[str]) -> str:
     """Units of one section read as one passage, in the book's order: without a unit that only
     lists the labels of the others ("Challenges: Real-world uncertainty; Safety requirements"
-    before "Real-world uncertainty: Sensor noise, ..."), a label said once for the units in a
+    before "Real-world uncertainty: Sensor noise, ...") nor a lead-in also quoted before its
+    items, a label said once for the units in a
     row that carry it ("Solution: Only call rclpy.init() once; Remove any duplicate calls"),
     and a unit that does not end a sentence closed by "; "."""
     labels = [label_of(t) for t in texts]
     kept = []
     for n, text in enumerate(texts):
-        pieces = [p.strip().lower() for p in text.split(": ", 1)[-1].split("; ")]
+        if any(k != n and other.startswith(text.rstrip(":") + ":")
+               for k, other in enumerate(texts)):
+            continue  # a lead-in quoted alone, and again before its items
+        head, _, listed = text.rpartition(": ")
+        pieces = [p.strip().lower() for p in listed.split("; ")]
         others = {label for k, label in enumerate(labels) if k != n and label}
         if not (len(pieces) > 1 and all(p in others for p in pieces)):
             kept.append((labels[n], text))
-        elif len((head := text.split(": ", 1)[0]).split()) > LABEL_WORDS:  # a lead-in says more
+        elif len(head.split()) > LABEL_WORDS:  # a lead-in says more than a label
             kept.append(("", head + ":"))
     merged: list[list[str]] = []  # [label, text]
     for n, (label, text) in enumerate(kept):

@@ -692,5 +692,11 @@ def test_a_passage_says_each_label_once_and_drops_a_list_of_the_labels() -> None
                          "Check it again."]) == (
         "Cause: Calling rclpy.init() twice; Solution: Only call rclpy.init() once; Call "
         "rclpy.shutdown() before re-initializing; Check it again.")
+    assert passage_text(["Purpose; File Types", "Purpose: Simplify startup",
+                         "File Types: Python and XML"]) == \
+        "Purpose: Simplify startup; File Types: Python and XML"
+    assert passage_text(["Module 1 is tested with Humble (LTS)",
+                         "Module 1 is tested with Humble (LTS): Released May 2022; Ubuntu 22.04"]
+                        ) == "Module 1 is tested with Humble (LTS): Released May 2022; Ubuntu 22.04"
     assert passage_text(["Tools: RQt; rosbag2", "Install them first."]) == \
         "Tools: RQt; rosbag2; Install them first."
