@@ -55,6 +55,7 @@ from rag.answer.evidence import (
 )
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.quotes import (
+    PASSAGE,
     SUPPORT_FLOOR,
     Scored,
     choose,
@@ -212,7 +213,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),
                   tuple(s.probability for s in quoted), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
-                  more_units(scored, quoted), led_by=rule if chosen != plain else "")
+                  more_units(scored, quoted), led_by=rule if chosen != plain else "",
+                  whole=tuple(s.unit.kind == PASSAGE for s in quoted))
 
 
 def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:
@@ -267,12 +269,12 @@ def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            runner_up: float | None = None, unquoted: float | None = None,
            covered: float | None = None, asked: str | None = None,
            more: tuple[tuple[str, int, float], ...] = (), unstated: tuple[str, ...] = (),
-           led_by: str = "") -> Draft:
+           led_by: str = "", whole: tuple[bool, ...] = ()) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
                  runner_up=runner_up, unquoted=unquoted, coverage=covered, asked=asked,
-                 more=more, unstated=unstated, led_by=led_by,
+                 more=more, unstated=unstated, led_by=led_by, whole=whole,
                  calibrated=runner_up is not None)

@@ -700,3 +700,18 @@ def test_a_passage_says_each_label_once_and_drops_a_list_of_the_labels() -> None
                         ) == "Module 1 is tested with Humble (LTS): Released May 2022; Ubuntu 22.04"
     assert passage_text(["Tools: RQt; rosbag2", "Install them first."]) == \
         "Tools: RQt; rosbag2; Install them first."
+
+
+def test_the_draft_marks_a_quote_that_is_a_whole_section() -> None:
+    """Draft.whole tells, per quote, a short section read whole from a single unit: the chat's
+    "Why this answer" and the audit row (answer_whole) say which is which."""
+    hits = [make_hit("## Disadvantages\n\n- Requires managing two separate computing environments\n"
+                     "- Needs physical lab space for the shared robots\n"
+                     "- Higher total cost than a lab that is cloud only\n"
+                     "- Students must learn to deploy models to the edge\n"
+                     "- Network outages stop the cloud half of the work\n", "cons", 0.7)]
+    draft = extractive_draft("What downsides does the hybrid lab have?", hits)
+    assert draft.quotes and len(draft.whole) == len(draft.quotes)
+    assert draft.whole[0] and "Needs physical lab space" in draft.quotes[0]
+    single = extractive_draft("What downsides does the hybrid lab have?", hits, max_sentences=1)
+    assert single.whole == (False,)

@@ -19,11 +19,18 @@ def quoted_units(turn: dict) -> None:
     if quotes and len(supports) == len(quotes):
         st.markdown("**Quoted from the book** (the model's probability that each unit holds "
                     "the answer; the first one leads)")
-        st.dataframe(quote_frame(quotes, supports), hide_index=True, width="stretch",
+        whole = turn.get("answer_whole") or []
+        st.dataframe(quote_frame(quotes, supports, whole), hide_index=True, width="stretch",
                      column_config={"#": st.column_config.NumberColumn("#", width=36),
                                     "quoted unit": "Quoted unit",
                                     "probability": st.column_config.NumberColumn(
-                                        "Probability", format="%.3f", width="small")})
+                                        "Probability", format="%.3f", width="small"),
+                                    "whole section": st.column_config.CheckboxColumn(
+                                        "Whole section", width="small")})
+        if any(whole):
+            st.caption("A whole section is a short list or table (80 words or fewer) quoted in "
+                       "full in place of the unit of it the answerer chose, whose probability "
+                       "it carries: its other lines often answer the rest of the question.")
         if led_by := turn.get("answer_led_by"):
             st.caption(f"Chosen by a rule, not by probability alone: {led_by}.")
         runner_up = turn.get("answer_runner_up")

@@ -130,10 +130,13 @@ def rank_changes(before: Retrieval, after: Retrieval) -> pd.DataFrame:
                                        "rank_before", "blended_before", "chunk_id"])
 
 
-def quote_frame(quotes: Sequence[str], supports: Sequence[float]) -> pd.DataFrame:
-    """The units an extractive answer quoted, with each one's probability of holding the answer."""
+def quote_frame(quotes: Sequence[str], supports: Sequence[float],
+                whole: Sequence[bool] = ()) -> pd.DataFrame:
+    """The units an extractive answer quoted, with each one's probability of holding the answer
+    and whether it is a short section read whole (older records say nothing: no)."""
+    flags = list(whole) if len(whole) == len(quotes) else [False] * len(quotes)
     return pd.DataFrame({"#": range(1, len(quotes) + 1), "quoted unit": list(quotes),
-                         "probability": list(supports)})
+                         "probability": list(supports), "whole section": flags})
 
 
 def hit_name(hit: dict, names: Mapping[str, str] | None = None) -> str:
