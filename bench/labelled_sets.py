@@ -5,10 +5,12 @@ bench/fit_extractive.py, bench/fit_confidence.py and bench/quality.py take them 
 set changes role in one place.
 
 physical-ai-blind.yaml and physical-ai-blind2.yaml were held out until their answers were read
-on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml, physical-ai-quantities.yaml
-and physical-ai-blind5.yaml (written blind on 2026-11-25, on sections no other set asks about)
-are held out. physical-ai-dev6.yaml was written the same way on other sections as its
-development counterpart: its answers are read.
+on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml and physical-ai-blind5.yaml
+until theirs were read on 2026-11-28 (their aggregates had decided four changes by then, so
+they no longer measured new questions). physical-ai-dev6.yaml was written the same way on other
+sections as a development set: its answers are read. physical-ai-quantities.yaml and
+physical-ai-blind6.yaml (written blind on 2026-11-28, on sections no other set asks about) are
+held out.
 """
 
 from __future__ import annotations

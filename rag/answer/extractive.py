@@ -54,8 +54,8 @@ from rag.answer.evidence import (
     with_entries,
 )
 from rag.answer.llm import NOT_COVERED_SENTENCE
+from rag.answer.passages import PASSAGE, whole_section
 from rag.answer.quotes import (
-    PASSAGE,
     SUPPORT_FLOOR,
     Scored,
     choose,
@@ -66,7 +66,6 @@ from rag.answer.quotes import (
     prerequisites,
     quotable_units,
     reading_order,
-    whole_section,
 )
 from rag.answer.shape import (
     asks_specific,

@@ -13,16 +13,15 @@ import yaml
 from rag.answer.evidence import EvidenceUnit, with_definitions
 from rag.answer.extractive import coverage, extractive_draft, unquoted_share
 from rag.answer.llm import NOT_COVERED_SENTENCE
+from rag.answer.passages import passage_text, whole_section
 from rag.answer.pipeline import Pipeline
 from rag.answer.quotes import (
     Scored,
     choose,
     defined_pair,
     label_of,
-    passage_text,
     prerequisites,
     reading_order,
-    whole_section,
 )
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.book.sentences import COMMAND, split_section
