@@ -203,8 +203,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     lead_asked = chosen[0].unit.asked if through_question[lead] else ""
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked))
-    # what is quoted: the lead's short section whole (whole_section), unless a rule chose the
-    # quotes or one unit is asked for; the confidence and the refusals above are the units'
+    # what is quoted: each quote's short section whole (rag.answer.passages), unless a rule
+    # chose the quotes or one unit is asked for; the confidence and refusals above are the units'
     quoted = whole_section(chosen, candidates, question) if chosen == plain and count > 1 \
         else chosen
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(quoted)]
@@ -227,13 +227,16 @@ def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
                ) -> tuple[tuple[str, int, float], ...]:
     """The `count` quotable units that scored best after the quoted ones, best first (ties in
-    book order), as (text, source, probability); none that a quote holds or repeats, nor one
-    under MORE_SHARE of the leading unit's probability. With nothing `chosen` (a refusal), the
-    units that came closest, under the same floor below the best of them."""
+    book order), as (text, source, probability); none that a quote holds or repeats, none of a
+    section quoted whole (rag.answer.passages), nor one under MORE_SHARE of the leading unit's
+    probability. With nothing `chosen` (a refusal), the units that came closest, under the same
+    floor below the best of them."""
     quoted = [s.unit.text.lower() for s in chosen]
+    whole = {s.unit.source for s in chosen if s.unit.kind == PASSAGE}
     floor = max(s.probability for s in (chosen or scored)) * MORE_SHARE
     rest = sorted((s for s in quotable_units(scored) if s not in chosen and
-                   s.probability >= floor and not any(s.unit.text.lower() in q for q in quoted)),
+                   s.unit.source not in whole and s.probability >= floor and
+                   not any(s.unit.text.lower() in q for q in quoted)),
                   key=lambda s: (-s.probability, s.unit.source, s.unit.position))
     return tuple((s.unit.text, s.unit.source, s.probability) for s in rest[:count])
 

@@ -34,8 +34,10 @@ def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
     (bench/labelled_sets.py, 434 in-scope questions) answers holding every key fact 250 -> 268
     for the lead's section alone, false answers unchanged (5 of 133), the sample book's
     unchanged (53 of 87), answers 41 -> 46 words on average (at 60 words 267, at 110, MAX_WORDS,
-    272); with the other quotes' sections too, 274 -> 277. A rule's quotes (a definition, the
-    prerequisites, an entry) are left as chosen, which costs none."""
+    272); with the other quotes' sections too, 274 -> 277 (and 284 once a quote from another
+    section joined more readily: rag.answer.quotes.FAR_RELATIVE). A rule's quotes (a
+    definition, the prerequisites, an entry) are left as chosen, which costs none. Units of a
+    section quoted whole are not shown again under the answer as more from the book."""
     lead, limit = chosen[0], SHORT_SECTION_WORDS if limit is None else limit
     quotable = quotable_units(scored, question)
     passage = _passage(lead, chosen, scored, quotable, limit)
@@ -79,9 +81,9 @@ def passage_text(texts: list[str]) -> str:
     """Units of one section read as one passage, in the book's order: without a unit that only
     lists the labels of the others ("Challenges: Real-world uncertainty; Safety requirements"
     before "Real-world uncertainty: Sensor noise, ...") nor a lead-in also quoted before its
-    items, a label said once for the units in a
-    row that carry it ("Solution: Only call rclpy.init() once; Remove any duplicate calls"),
-    and a unit that does not end a sentence closed by "; "."""
+    items, a label said once for the units in a row that carry it ("Solution: Only call
+    rclpy.init() once; Remove any duplicate calls"), and a unit that does not end a sentence
+    closed by "; "."""
     labels = [label_of(t) for t in texts]
     kept = []
     for n, text in enumerate(texts):

@@ -712,5 +712,6 @@ def test_the_draft_marks_a_quote_that_is_a_whole_section() -> None:
     draft = extractive_draft("What downsides does the hybrid lab have?", hits)
     assert draft.quotes and len(draft.whole) == len(draft.quotes)
     assert draft.whole[0] and "Needs physical lab space" in draft.quotes[0]
+    assert not draft.more  # its other lines are in the quote, not under it
     single = extractive_draft("What downsides does the hybrid lab have?", hits, max_sentences=1)
     assert single.whole == (False,)
