@@ -82,8 +82,8 @@ def passage_text(texts: list[str]) -> str:
     lists the labels of the others ("Challenges: Real-world uncertainty; Safety requirements"
     before "Real-world uncertainty: Sensor noise, ...") nor a lead-in also quoted before its
     items, a label said once for the units in a row that carry it ("Solution: Only call
-    rclpy.init() once; Remove any duplicate calls"), and a unit that does not end a sentence
-    closed by "; "."""
+    rclpy.init() once; Remove any duplicate calls"), a unit that does not end a sentence closed
+    by "; ", and no colon at the end (what it introduced, a program, is not quoted)."""
     labels = [label_of(t) for t in texts]
     kept = []
     for n, text in enumerate(texts):
@@ -105,4 +105,4 @@ def passage_text(texts: list[str]) -> str:
             merged.append([label or "", text])
     parts = [text for _, text in merged]
     return " ".join(t if SENTENCE_END.search(t) or n == len(parts) - 1 else t + ";"
-                    for n, t in enumerate(parts))
+                    for n, t in enumerate(parts)).removesuffix(":")  # its code is not quoted

@@ -697,6 +697,8 @@ def test_a_passage_says_each_label_once_and_drops_a_list_of_the_labels() -> None
     assert passage_text(["Module 1 is tested with Humble (LTS)",
                          "Module 1 is tested with Humble (LTS): Released May 2022; Ubuntu 22.04"]
                         ) == "Module 1 is tested with Humble (LTS): Released May 2022; Ubuntu 22.04"
+    assert passage_text(["Cause: Spinning twice", "Solution: Spin once and shut down:"]) == \
+        "Cause: Spinning twice; Solution: Spin once and shut down"
     assert passage_text(["Tools: RQt; rosbag2", "Install them first."]) == \
         "Tools: RQt; rosbag2; Install them first."
 
