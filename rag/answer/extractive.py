@@ -201,12 +201,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     unquoted = unquoted_share(scored, chosen)
     lead = next(n for n, s in enumerate(scored) if s is chosen[0])  # scored is in unit order
     lead_asked = chosen[0].unit.asked if through_question[lead] else ""
-    confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
-                                    chosen[0].unit.source == 0, bool(lead_asked))
     # what is quoted: each quote's short section whole (rag.answer.passages), unless a rule
-    # chose the quotes or one unit is asked for; the confidence and refusals above are the units'
+    # chose the quotes or one unit is asked for; the refusals above and the confidence's other
+    # inputs are the units'
     quoted = whole_section(chosen, candidates, question) if chosen == plain and count > 1 \
         else chosen
+    confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
+                                    chosen[0].unit.source == 0, bool(lead_asked),
+                                    len(pair or quoted))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(quoted)]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in quoted))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),

@@ -53,8 +53,9 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
         f"answer leaves unquoted ({turn['answer_unquoted']:.0%}), the share of the question's "
         f"words, rarer ones counting more, that the quotes contain "
         f"({turn['answer_coverage']:.0%}), whether the leading unit is in the section "
-        f"retrieval ranked first ({'yes' if lead == '1' else 'no'}), and whether the leading "
-        f"unit came closer to the question through one the book itself asks (no)."]
+        f"retrieval ranked first ({'yes' if lead == '1' else 'no'}), whether the leading "
+        f"unit came closer to the question through one the book itself asks (no), and how "
+        f"many quotes the answer needs ({len(turn['answer_quotes'])})."]
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])

@@ -60,6 +60,8 @@ def confidence_caption(turn: dict, question: str, lead: float, runner_up: float)
     if (asked := turn.get("answer_asked")) is not None:
         inputs.append("whether the leading unit came closer to the question through one the book "
                       "itself asks " + (f'("{asked}")' if asked else "(no)"))
+    if "answer_whole" in turn:  # since 2026-11-28: how many quotes, a whole section counting once
+        inputs.append(f"how many quotes the answer needs ({len(turn.get('answer_quotes') or [])})")
     listed = ", ".join(inputs[:-1]) + ", and " + inputs[-1]
     specific = " The question asks for a number or a definition, so the leading unit's " \
         "probability counts for more." if asks_specific(question) else ""
