@@ -163,13 +163,18 @@ def per_book_calibration(data: list[tuple[np.ndarray, np.ndarray]], weights: np.
     return weights * factor, float(bias * factor + offset)
 
 
-def fit_all(data: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float]:
+def fit_books(data: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float]:
     """Fitted on every book's answers, each book weighing the same however many questions its
-    sets have, then rescaled per book (per_book_calibration)."""
+    sets have."""
     x = np.vstack([d[0] for d in data])
     y = np.concatenate([d[1] for d in data])
     equal = np.concatenate([np.full(len(d[1]), len(y) / (len(data) * len(d[1]))) for d in data])
-    return per_book_calibration(data, *fit(x, y, equal))
+    return fit(x, y, equal)
+
+
+def fit_all(data: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float]:
+    """fit_books(), then rescaled per book (per_book_calibration): what the app's weights are."""
+    return per_book_calibration(data, *fit_books(data))
 
 
 def out_of_fold(data: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
@@ -207,9 +212,7 @@ def main() -> int:
                          score(data[b][0], weights, bias), data[b][1]))
     x = np.vstack([d[0] for d in data])
     y = np.concatenate([d[1] for d in data])
-    # each book weighs the same, however many questions its set has
-    equal = np.concatenate([np.full(len(d[1]), len(y) / (len(data) * len(d[1]))) for d in data])
-    weights, bias = fit(x, y, equal)
+    weights, bias = fit_books(data)
     for name, (xs, ys) in zip(names, data, strict=True):
         print(report(f"fit on all, scored on {name}", score(xs, weights, bias), ys))
     print(report("fit on all, both sets", score(x, weights, bias), y))

@@ -193,8 +193,8 @@ class Draft:
     # extractive: the rule that chose other quotes than the likeliest units would be, in words
     # ("the book's definition of "Isaac ROS""), or "" when none did
     led_by: str = ""
-    # extractive: per quote, whether it is a short section read whole (rag.answer.quotes.
-    # whole_section) rather than one unit; its probability is the chosen unit's it stands for
+    # extractive: per quote, whether it is a short section read whole (rag.answer.passages)
+    # rather than one unit; its probability is that of the chosen unit it stands for
     whole: tuple[bool, ...] = ()
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval

@@ -85,7 +85,7 @@ FEATURES = ("best", "margin", "unquoted", "specific_best", "coverage", "lead_fir
             "more_quotes")
 # Fitted by bench/fit_confidence.py on the development sets of both books (bench/labelled_sets.py,
 # 422 answers), 2026-11-28, after short sections came to be quoted whole
-# (rag.answer.quotes.whole_section) and blind3-5 became development sets: the former weights
+# (rag.answer.passages) and blind3-5 became development sets: the former weights
 # (288 answers, 2026-11-24) scored AUROC 0.710 / 0.750 (sample / Physical AI) with calibration
 # errors 0.062 / 0.111, a refit on the seven inputs 0.711 / 0.743 with 0.075 / 0.073 (answers
 # that quote a short section whole are right more often than the former weights said). An

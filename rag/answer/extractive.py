@@ -204,8 +204,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # what is quoted: each quote's short section whole (rag.answer.passages), unless a rule
     # chose the quotes or one unit is asked for; the refusals above and the confidence's other
     # inputs are the units'
-    quoted = whole_section(chosen, candidates, question) if chosen == plain and count > 1 \
-        else chosen
+    by_rule = chosen != plain
+    quoted = chosen if by_rule or count < 2 else whole_section(chosen, candidates, question)
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked),
                                     len(pair or quoted))
@@ -214,7 +214,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),
                   tuple(s.probability for s in quoted), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
-                  more_units(scored, quoted), led_by=rule if chosen != plain else "",
+                  more_units(scored, quoted), led_by=rule if by_rule else "",
                   whole=tuple(s.unit.kind == PASSAGE for s in quoted))
 
 

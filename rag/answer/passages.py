@@ -40,29 +40,32 @@ def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
     section quoted whole are not shown again under the answer as more from the book."""
     lead, limit = chosen[0], SHORT_SECTION_WORDS if limit is None else limit
     quotable = quotable_units(scored, question)
-    passage = _passage(lead, chosen, scored, quotable, limit)
+    passage = _passage(lead, chosen, quotable, limit)
     out = [passage or lead]
+    read = {lead.unit.source} if passage else set()  # sections a passage already holds
     size = len(out[0].unit.text.split())
     for s in chosen[1:]:
-        read = any(o.unit.source == s.unit.source and o.unit.kind == PASSAGE for o in out)
-        if s.unit.source == lead.unit.source or read:
-            if not read and passage is None:
-                out.append(s)
-                size += len(s.unit.text.split())
+        if s.unit.source in read:
             continue
-        for option in (_passage(s, chosen, scored, quotable, limit), s):
+        if s.unit.source == lead.unit.source:  # the lead's section, not short: as chosen
+            out.append(s)
+            size += len(s.unit.text.split())
+            continue
+        for option in (_passage(s, chosen, quotable, limit), s):
             if option is not None and size + len(option.unit.text.split()) <= MAX_WORDS:
                 out.append(option)
                 size += len(option.unit.text.split())
+                if option is not s:
+                    read.add(s.unit.source)
                 break
     return out
 
 
-def _passage(unit: Scored, chosen: list[Scored], scored: list[Scored], quotable: list[Scored],
-             limit: int) -> Scored | None:
-    """The section of `unit` as one passage (as likely as `unit`), when it is short and adds
-    something to the `chosen` units; else None."""
-    body = [s for s in scored if s.unit.source == unit.unit.source and s in quotable
+def _passage(unit: Scored, chosen: list[Scored], quotable: list[Scored], limit: int
+             ) -> Scored | None:
+    """The section of `unit` as one passage of its `quotable` units (as likely as `unit`), when
+    it is short and adds something to the `chosen` units; else None."""
+    body = [s for s in quotable if s.unit.source == unit.unit.source
             and not (s.unit.kind == HEADING and s.unit.position == 0)]
     if unit not in body or all(s in chosen for s in body) or \
             sum(s.unit.kind == PROSE for s in body) > MAX_PROSE:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.components.common.tables import quote_frame
+from rag.answer.passages import SHORT_SECTION_WORDS
 from rag.answer.shape import asks_specific
 
 
@@ -28,9 +29,10 @@ def quoted_units(turn: dict) -> None:
                                     "whole section": st.column_config.CheckboxColumn(
                                         "Whole section", width="small")})
         if any(whole):
-            st.caption("A whole section is a short list or table (80 words or fewer) quoted in "
-                       "full in place of the unit of it the answerer chose, whose probability "
-                       "it carries: its other lines often answer the rest of the question.")
+            st.caption(f"A whole section is a short list or table ({SHORT_SECTION_WORDS} words or "
+                       "fewer) quoted in full in place of the unit of it the answerer chose, "
+                       "whose probability it carries: its other lines often answer the rest of "
+                       "the question.")
         if led_by := turn.get("answer_led_by"):
             st.caption(f"Chosen by a rule, not by probability alone: {led_by}.")
         runner_up = turn.get("answer_runner_up")
