@@ -180,12 +180,19 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         chosen = choose(candidates, count, question, entry)
         rule = f"the book's entry for {part_words(question)}"
     asked = quantity.asked_quantities(question)
-    if missing := quantity.missing(asked, [s.unit.text for s in chosen]):
+    # a value counts where its section mentions the rare name asked about, if any
+    names = quantity.rare_names(question, idf) if asked else []
+    named = quantity.named_sections(names, section_terms(scored))
+    if missing := quantity.missing(asked, [s.unit.text for s in chosen
+                                           if named is None or s.unit.source in named]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
         stated = led_by(candidates, count, question,
-                        lambda u: not quantity.missing(asked, [u.text]))
-        if stated is None:
-            return _refusal(sources, chosen[0].probability, scored, missing)
+                        lambda u: not quantity.missing(asked, [u.text]) and
+                        (named is None or u.source in named))
+        if stated is None:  # "give no speed (m/s, km/h) for Optimus"
+            about = f" for {' '.join(names)}" if named is not None else ""
+            return _refusal(sources, chosen[0].probability, scored,
+                            tuple(m + about for m in missing))
         chosen, pair = stated, None
         rule = "a unit that states the value the question asks for: " + ", ".join(missing)
     # a quote placed in the part the question names holds its "module 3" where it sits
@@ -241,6 +248,14 @@ def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
                    not any(s.unit.text.lower() in q for q in quoted)),
                   key=lambda s: (-s.probability, s.unit.source, s.unit.position))
     return tuple((s.unit.text, s.unit.source, s.probability) for s in rest[:count])
+
+
+def section_terms(scored: list[Scored]) -> dict[int, set[str]]:
+    """Per source, the stems of its units and of their headings."""
+    terms: dict[int, set[str]] = {}
+    for s in scored:
+        terms.setdefault(s.unit.source, set()).update(s.stems, tokenize(" ".join(s.unit.heading)))
+    return terms
 
 
 def coverage(idf: dict[str, float], chosen: list[Scored], placed: Sequence[str] = ()) -> float:

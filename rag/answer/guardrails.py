@@ -181,6 +181,20 @@ NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|[A-Za-z]*[A-Z][A-Za-z
 LOWER_NAME_RE = re.compile(r"(?<![\w./'-])[a-z][a-z0-9]{3,}(?:-[a-z0-9]+)*(?![\w./'-])")
 
 
+def question_names(question: str) -> list[str]:
+    """The names a question uses (NAME_RE), in its order: not a capital opening a sentence,
+    nor the reader's identifier, hash or unit, nor anything quoted."""
+    text = QUOTED_RE.sub(" ", question)
+    names = []
+    for m in NAME_RE.finditer(text):
+        opens = m.group("cap") and text[:m.start()].rstrip()[-1:] in ("", *".?!:;(")
+        if "_" in m.group(0) or opens or re.fullmatch(UNIT, m.group(0), re.I) or \
+                HEX_RE.fullmatch(m.group(0)):
+            continue  # the reader's identifier or hash, a capital opening a sentence, a unit
+        names.append(m.group(0))
+    return names
+
+
 def unknown_names(question: str, known: Container[str], lower_case: bool = False) -> list[str]:
     """The names the question uses that the book never mentions (`known`: the stems of every
     word of the book, rag.index.lexical.book_vocabulary). On the labelled sets none of 328
@@ -190,15 +204,8 @@ def unknown_names(question: str, known: Container[str], lower_case: bool = False
     (`lower_case`), a word that is neither English (rag.answer.spelling.english) nor the book's
     counts as a name (LOWER_NAME_RE)."""
     text = QUOTED_RE.sub(" ", question)
-    names = []
-    for m in NAME_RE.finditer(text):
-        opens = m.group("cap") and text[:m.start()].rstrip()[-1:] in ("", *".?!:;(")
-        if "_" in m.group(0) or opens or re.fullmatch(UNIT, m.group(0), re.I) or \
-                HEX_RE.fullmatch(m.group(0)):
-            continue  # the reader's identifier or hash, a capital opening a sentence, a unit
-        stems = tokenize(m.group(0))
-        if any(t not in known and t.rstrip("s") not in known for t in stems):
-            names.append(m.group(0))
+    names = [name for name in question_names(question)
+             if any(t not in known and t.rstrip("s") not in known for t in tokenize(name))]
     if lower_case:  # the reader wrote no capitals to tell a name by
         names += [w for w in LOWER_NAME_RE.findall(text)
                   if w not in english() and not any(t in known for t in tokenize(w))]

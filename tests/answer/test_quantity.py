@@ -9,7 +9,13 @@ import pytest
 from rag.answer import guardrails as g
 from rag.answer.extractive import extractive_draft
 from rag.answer.llm import NOT_COVERED_SENTENCE
-from rag.answer.quantity import asked_quantities, unstated
+from rag.answer.quantity import (
+    RARE_IDF,
+    asked_quantities,
+    named_sections,
+    rare_names,
+    unstated,
+)
 from tests.builders import make_hit
 
 BOOK = "Foundations of Physical AI"
@@ -233,3 +239,35 @@ def test_questions_that_ask_for_a_share(question, kinds) -> None:
 ])
 def test_a_share_is_stated_as_a_percentage(quote, missing) -> None:
     assert unstated("How much of the final grade is the capstone worth?", [quote]) == missing
+
+
+def test_rare_names_and_the_sections_that_mention_them() -> None:
+    """Only names rare in the book count: "Gazebo" is what the book is about, "Optimus" a thing
+    apart. A section mentions a name when it holds every term of it (headings included)."""
+    idf = {"tesla": RARE_IDF + 2, "optimus": RARE_IDF + 2, "gen": RARE_IDF + 2, "gazebo": 3.9,
+           "top": 5.7, "walk": 2.0, "speed": 2.0}
+    question = "What is the top walking speed of Tesla's Optimus Gen 2 humanoid in Gazebo?"
+    assert rare_names(question, idf) == ["Tesla", "Optimus", "Gen"]  # not "What", not "Gazebo"
+    assert rare_names("How fast can a humanoid walk in Gazebo?", idf) == []
+    sections = {0: {"walk", "speed", "m/s"}, 1: {"optimus", "humanoid"}, 2: {"gazebo"}}
+    assert named_sections(["Tesla", "Optimus"], sections) == {1}
+    assert named_sections([], sections) is None  # no name: any section may state the value
+
+
+def test_a_value_stated_about_something_else_is_not_the_answer(monkeypatch) -> None:
+    """A speed stated in a section that never mentions the rare name asked about (a course's
+    requirement, asked about Optimus) is another thing's speed: refused, saying for what; the
+    same speed in a section about Optimus answers."""
+    import rag.answer.extractive as extractive
+
+    monkeypatch.setattr(extractive, "unit_probabilities", lambda features: features[:, 0] + 0.5)
+    monkeypatch.setattr(extractive, "idf_weights", lambda table, terms: {
+        t: RARE_IDF + 1 if t == "optimus" else 1.0 for t in terms})
+    question = "What is the top walking speed of the Optimus humanoid?"
+    elsewhere = make_hit("Locomotion requirement: walking speed of at least 0.3 m/s.", "a", 0.7)
+    refused = extractive_draft(question, [elsewhere])
+    assert refused.text == NOT_COVERED_SENTENCE and refused.quotes == ()
+    assert refused.unstated == ("speed (m/s, km/h) for Optimus",)
+    about = make_hit("Optimus walks at up to 0.6 m/s in the latest demonstrations.", "b", 0.6)
+    answered = extractive_draft(question, [elsewhere, about])
+    assert answered.quotes[0] == "Optimus walks at up to 0.6 m/s in the latest demonstrations."
