@@ -66,6 +66,7 @@ from rag.answer.quotes import (
     prerequisites,
     quotable_units,
     reading_order,
+    section_terms,
 )
 from rag.answer.shape import (
     asks_specific,
@@ -182,7 +183,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     asked = quantity.asked_quantities(question)
     # a value counts where its section mentions the rare name asked about, if any
     names = quantity.rare_names(question, idf) if asked else []
-    named = quantity.named_sections(names, section_terms(scored))
+    named = quantity.named_sections(names, section_terms(scored)) if names else None
     if missing := quantity.missing(asked, [s.unit.text for s in chosen
                                            if named is None or s.unit.source in named]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
@@ -248,14 +249,6 @@ def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
                    not any(s.unit.text.lower() in q for q in quoted)),
                   key=lambda s: (-s.probability, s.unit.source, s.unit.position))
     return tuple((s.unit.text, s.unit.source, s.probability) for s in rest[:count])
-
-
-def section_terms(scored: list[Scored]) -> dict[int, set[str]]:
-    """Per source, the stems of its units and of their headings."""
-    terms: dict[int, set[str]] = {}
-    for s in scored:
-        terms.setdefault(s.unit.source, set()).update(s.stems, tokenize(" ".join(s.unit.heading)))
-    return terms
 
 
 def coverage(idf: dict[str, float], chosen: list[Scored], placed: Sequence[str] = ()) -> float:

@@ -94,6 +94,16 @@ def quotable_units(scored: list[Scored], question: str = "") -> list[Scored]:
     return kept or scored
 
 
+def section_terms(scored: list[Scored]) -> dict[int, set[str]]:
+    """Per source, the stems of its units and of their headings."""
+    terms: dict[int, set[str]] = {}
+    for s in scored:
+        if s.unit.source not in terms:
+            terms[s.unit.source] = set(tokenize(" ".join(s.unit.heading)))
+        terms[s.unit.source].update(s.stems)
+    return terms
+
+
 def label_of(text: str) -> str | None:
     """The label a unit opens with ("GPU: NVIDIA RTX ..." -> "gpu"), or None."""
     return m.group(1).strip().lower() if (m := OWN_LABEL_RE.match(text)) else None
