@@ -190,8 +190,8 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         stated = led_by(candidates, count, question,
                         lambda u: not quantity.missing(asked, [u.text]) and
                         (named is None or u.source in named))
-        if stated is None:  # "give no speed (m/s, km/h) for Optimus"
-            about = f" for {' '.join(names)}" if named is not None else ""
+        if stated is None:  # "give no speed (m/s, km/h) for Tesla's Optimus Gen 2"
+            about = f" for {quantity.named_span(question, names)}" if named is not None else ""
             return _refusal(sources, chosen[0].probability, scored,
                             tuple(m + about for m in missing))
         chosen, pair = stated, None

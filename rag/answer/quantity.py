@@ -190,6 +190,17 @@ def rare_names(question: str, idf: dict[str, float]) -> list[str]:
             if (terms := tokenize(name)) and all(idf.get(t, 0.0) >= RARE_IDF for t in terms)]
 
 
+def named_span(question: str, names: list[str]) -> str:
+    """The question's words from its first name to its last, with a number that follows
+    ("Tesla's Optimus Gen 2"): what a refusal says the passages give no value for."""
+    start = question.find(names[0])
+    last = question.find(names[-1], max(start, 0))
+    if start < 0 or last < 0:
+        return " ".join(names)
+    tail = re.match(r"\s+\d[\w.-]*", question[last + len(names[-1]):])
+    return question[start:last + len(names[-1]) + (tail.end() if tail else 0)].strip()
+
+
 def named_sections(names: list[str], section_terms: dict[int, set[str]]) -> set[int] | None:
     """The sections (keys of `section_terms`: each one's stems, its headings' too) that mention
     one of the `names` (rare_names()); None without names, so any section may state a value."""

@@ -13,6 +13,7 @@ from rag.answer.quantity import (
     RARE_IDF,
     asked_quantities,
     named_sections,
+    named_span,
     rare_names,
     unstated,
 )
@@ -252,6 +253,8 @@ def test_rare_names_and_the_sections_that_mention_them() -> None:
     sections = {0: {"walk", "speed", "m/s"}, 1: {"optimus", "humanoid"}, 2: {"gazebo"}}
     assert named_sections(["Tesla", "Optimus"], sections) == {1}
     assert named_sections([], sections) is None  # no name: any section may state the value
+    assert named_span(question, ["Tesla", "Optimus", "Gen"]) == "Tesla's Optimus Gen 2"
+    assert named_span("How fast is the Optimus robot?", ["Optimus"]) == "Optimus"
 
 
 def test_a_value_stated_about_something_else_is_not_the_answer(monkeypatch) -> None:
