@@ -20,10 +20,11 @@ quotes hold little of what the question asks (its topic, not its answer), the dr
 excerpts do not cover it: a nearby sentence is not an answer; unless retrieval's first section is
 very close in meaning to the question (CLOSE_SECTION), where a weak best unit means the reader
 words it otherwise. A question that asks for a measured quantity (a payload, a torque, a year:
-rag.answer.quantity) is answered only by quotes that state one of that kind: led by the likeliest
-unit that does, if any reaches the support floor, or else refused, naming what the passages do not
-give; "What is X?" by the likeliest unit that defines X (not a heading that only spells out an
-acronym, unless the question asks what it stands for), if the best does not and one is there;
+rag.answer.quantity) is answered only by quotes that state one of that kind (in a section that
+mentions the rare name it asks about, if it names one): led by the likeliest unit that does, if
+any reaches the support floor, or else refused, naming what the passages do not give; "What is
+X?" by the likeliest unit that defines X (not a heading that only spells out an acronym, unless
+the question asks what it stands for), if the best does not and one is there;
 "What's the difference between X and Y?" by the book's definitions of X and of Y, when it defines
 both (refused before, as each alone scored low against a question naming two things: development
 answers holding every key fact 186 -> 190 of 298, no other answer worse). The draft's generation
