@@ -83,9 +83,12 @@ def collect(book: Path, question_sets: list[Path]) -> tuple[np.ndarray, np.ndarr
 
 def design(x: np.ndarray) -> np.ndarray:
     """The model's inputs per answer, as the app computes them (rag/answer/correctness.py)."""
-    return np.array([confidence_features(*row[:3], bool(row[3]), row[4], bool(row[5]),
-                                         bool(row[6]), int(row[7]))
-                     for row in x], float)
+    return np.array([confidence_features(*arguments(row)) for row in x], float)
+
+
+def arguments(row: np.ndarray) -> tuple:
+    """One row of collect() as the arguments of confidence_features and answer_probability."""
+    return (*row[:3], bool(row[3]), row[4], bool(row[5]), bool(row[6]), int(row[7]))
 
 
 def auroc(scores: np.ndarray, right: np.ndarray) -> float:
@@ -199,9 +202,7 @@ def main() -> int:
     grouped = [collect(*s) for s in sets]
     data = [(x, y) for x, y, _ in grouped]
     names = [f"{book.name} ({len(qs)} sets)" for book, qs in sets]
-    today = [(np.array([answer_probability(*row[:3], bool(row[3]), row[4], bool(row[5]),
-                                           bool(row[6]), int(row[7]))
-                           for row in xs]), ys)
+    today = [(np.array([answer_probability(*arguments(row)) for row in xs]), ys)
              for xs, ys in data]
     for name, (sc, ys) in zip(names, today, strict=True):
         print(report(f"today's weights, {name}", sc, ys))

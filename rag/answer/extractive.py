@@ -192,7 +192,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                         lambda u: not quantity.missing(asked, [u.text]) and
                         (named is None or u.source in named))
         if stated is None:  # "give no speed (m/s, km/h) for Tesla's Optimus Gen 2"
-            about = f" for {quantity.named_span(question, names)}" if named is not None else ""
+            about = f" for {quantity.named_span(question, names)}" if names else ""
             return _refusal(sources, chosen[0].probability, scored,
                             tuple(m + about for m in missing))
         chosen, pair = stated, None
@@ -213,11 +213,10 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # what is quoted: each quote's short section whole (rag.answer.passages), unless a rule
     # chose the quotes or one unit is asked for; the refusals above and the confidence's other
     # inputs are the units'
-    by_rule = chosen != plain
+    by_rule = bool(pair) or chosen != plain  # a pair is a rule's even where choose() agrees
     quoted = chosen if by_rule or count < 2 else whole_section(chosen, candidates, question)
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
-                                    chosen[0].unit.source == 0, bool(lead_asked),
-                                    len(pair or quoted))
+                                    chosen[0].unit.source == 0, bool(lead_asked), len(quoted))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(quoted)]
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in quoted))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),

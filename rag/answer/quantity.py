@@ -193,10 +193,8 @@ def rare_names(question: str, idf: dict[str, float]) -> list[str]:
 def named_span(question: str, names: list[str]) -> str:
     """The question's words from its first name to its last, with a number that follows
     ("Tesla's Optimus Gen 2"): what a refusal says the passages give no value for."""
-    start = question.find(names[0])
-    last = question.find(names[-1], max(start, 0))
-    if start < 0 or last < 0:
-        return " ".join(names)
+    start = question.find(names[0])  # names are the question's own words (rare_names())
+    last = question.find(names[-1], start)
     tail = re.match(r"\s+\d[\w.-]*", question[last + len(names[-1]):])
     return question[start:last + len(names[-1]) + (tail.end() if tail else 0)].strip()
 
