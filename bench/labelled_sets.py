@@ -8,7 +8,8 @@ physical-ai-blind.yaml and physical-ai-blind2.yaml were held out until their ans
 on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml and physical-ai-blind5.yaml
 until theirs were read on 2026-11-28 (their aggregates had decided four changes by then, so
 they no longer measured new questions). physical-ai-dev6.yaml was written the same way on other
-sections as a development set: its answers are read. physical-ai-quantities.yaml and
+sections as a development set: its answers are read. physical-ai-values.yaml (2026-11-28) asks
+for values of kinds rag.answer.quantity did not check yet; a development set from the start. physical-ai-quantities.yaml and
 physical-ai-blind6.yaml (written blind on 2026-11-28, on sections no other set asks about) are
 held out.
 """
@@ -30,7 +31,7 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
     (PHYSICAL_AI, {
         **{f"physical-ai{part}.yaml": DEVELOPMENT for part in (
             "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts",
-            "-dev6", "-blind3", "-blind4", "-blind5")},
+            "-dev6", "-blind3", "-blind4", "-blind5", "-values")},
         **{f"physical-ai{part}.yaml": HELD_OUT for part in ("-quantities", "-blind6")}}),
 ]
 

@@ -50,7 +50,9 @@ def test_questions_that_ask_for_a_quantity(question, kinds) -> None:
     "Why does a reward based only on forward speed produce useless walking?",
     "How stiff should an arm be when it carries a payload?",
     "What is gained by putting a torque sensor in every joint?",
-    "How many degrees of freedom does a humanoid have?",  # a number, of no kind checked here
+    "What range of motion does the elbow need?",  # not a distance
+    "What temperature range does the sensor log?",
+    "How far into the course is the capstone project?",
 ])
 def test_questions_that_mention_a_quantity_without_asking_for_it(question) -> None:
     assert asked_quantities(question) == ()
@@ -274,3 +276,50 @@ def test_a_value_stated_about_something_else_is_not_the_answer(monkeypatch) -> N
     about = make_hit("Optimus walks at up to 0.6 m/s in the latest demonstrations.", "b", 0.6)
     answered = extractive_draft(question, [elsewhere, about])
     assert answered.quotes[0] == "Optimus walks at up to 0.6 m/s in the latest demonstrations."
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("What is the field of view of the D435i's depth camera?", ["field of view (°)"]),
+    ("How wide is the RGB camera's field of view?", ["field of view (°)"]),
+    ("How far can a LIDAR measure?", ["distance (m, cm, mm)"]),
+    ("How tall is the sensor mast on the project robot?", ["distance (m, cm, mm)"]),
+    ("What is the maximum range of a VLP-16 lidar?", ["range (m, °)"]),
+    ("What range should the depth camera cover?", ["range (m, °)"]),
+    ("What is the joint range for the shoulder?", ["range (m, °)"]),
+    ("What's the price range for a shared robot?", ["price"]),  # a price's range, not a distance
+    ("What is the update rate range of an IMU?", ["rate (Hz, FPS)"]),
+    ("What resolution does the ZED 2i record depth at?", ["resolution (pixels, °)"]),
+    ("How many TOPS does the Jetson AGX Orin deliver?", ["AI throughput (TOPS)"]),
+    ("How many degrees of freedom does a humanoid have?", ["degrees of freedom (DOF)"]),
+    ("What is the battery capacity of the Go2?", ["battery capacity (Wh, mAh)"]),
+    ("How big is the Go2's battery, in watt-hours?", ["value in watt-hours"]),
+    ("What voltage does the servo run on?", ["voltage (V)"]),
+])
+def test_fields_of_view_distances_resolutions_and_other_spec_values(question, kinds) -> None:
+    assert [q.name for q in asked_quantities(question)] == kinds
+
+
+@pytest.mark.parametrize(("question", "quote", "missing"), [
+    ("What is the camera's field of view?", "FOV: 60 degrees", ()),
+    ("What is the camera's field of view?", "It sees 87° × 58°.", ()),
+    ("What is the camera's field of view?", "Intel RealSense D435i or D455 provides depth.",
+     ("field of view (°)",)),
+    ("How far can a LIDAR measure?", "Accurate distance measurements up to 100+ meters.", ()),
+    ("What is the range of the lidar?", "Range: 0.1m to 10m", ()),
+    ("What is the joint range for the shoulder?", "Limits of ±90 degrees", ()),
+    ("What resolution should the camera have?", "Resolution: 640x480", ()),
+    ("What resolution should the map have?", "resolution: 0.05", ()),
+    ("How many TOPS does the Jetson give?", "AI Performance: 40 TOPS (INT8)", ()),
+    ("How many degrees of freedom does a humanoid have?", "a floating base with six degrees "
+     "of freedom", ()),
+    ("How many degrees of freedom does a humanoid have?", "A full-size humanoid has 25 to 40 "
+     "actuated joints.", ()),
+    ("How many degrees of freedom does the arm need?", "a 7+ DOF arm", ()),
+    ("How many degrees of freedom does the G1 have?", "Unitree G1 walks dynamically.",
+     ("degrees of freedom (DOF)",)),
+    ("What is the battery capacity of the Go2?", "It carries a 15,000 mAh pack.", ()),
+    ("What voltage does the servo run on?", "The servos take 12 V.", ()),
+])
+def test_a_field_of_view_distance_resolution_or_spec_value_is_stated(
+        question, quote, missing) -> None:
+    assert unstated(question, [quote]) == missing

@@ -34,7 +34,7 @@ def _unquoted(book: Path, question_set: Path) -> list[str]:
     (None, SAMPLE_QUESTIONS),
     *(("physical-ai-book", SAMPLE_QUESTIONS.with_name(f"physical-ai{part}.yaml"))
       for part in ("", "-heldout", "-blind", "-blind2", "-blind3", "-blind4", "-blind5",
-                   "-train1", "-train2", "-quantities", "-parts", "-dev6", "-blind6")),
+                   "-train1", "-train2", "-quantities", "-parts", "-dev6", "-blind6", "-values")),
 ])
 def test_every_key_fact_is_quoted_from_its_book(book, question_set):
     root = SAMPLE_BOOK if book is None else shared_path(book)
