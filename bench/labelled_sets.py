@@ -9,9 +9,9 @@ on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml and physical-ai-
 until theirs were read on 2026-11-28 (their aggregates had decided four changes by then, so
 they no longer measured new questions). physical-ai-dev6.yaml was written the same way on other
 sections as a development set: its answers are read. physical-ai-values.yaml (2026-11-28) asks
-for values of kinds rag.answer.quantity did not check yet; a development set from the start. physical-ai-quantities.yaml and
-physical-ai-blind6.yaml (written blind on 2026-11-28, on sections no other set asks about) are
-held out.
+for values of kinds rag.answer.quantity did not check yet; a development set from the start.
+physical-ai-quantities.yaml and physical-ai-blind6.yaml (written blind on 2026-11-28, on
+sections no other set asks about) are held out.
 """
 
 from __future__ import annotations

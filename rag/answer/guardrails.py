@@ -181,18 +181,32 @@ NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|[A-Za-z]*[A-Z][A-Za-z
 LOWER_NAME_RE = re.compile(r"(?<![\w./'-])[a-z][a-z0-9]{3,}(?:-[a-z0-9]+)*(?![\w./'-])")
 
 
-def question_names(question: str) -> list[str]:
+# in a question written all in lower case, a model number ("d435i", "g1", "vlp-16"): with them,
+# development out-of-scope questions written so and answered 11 -> 6 of 143 (bench/phrasing.py)
+LOWER_MODEL_RE = re.compile(r"(?<![\w./'-])(?=[a-z0-9-]*[a-z])(?=[a-z0-9-]*\d)[a-z0-9]+"
+                            r"(?:-[a-z0-9]+)*(?![\w./'-])")
+
+
+def question_names(question: str, lower_case: bool = False) -> list[str]:
     """The names a question uses (NAME_RE), in its order: not a capital opening a sentence,
-    nor the reader's identifier, hash or unit, nor anything quoted."""
+    nor the reader's identifier, hash or unit, nor anything quoted. When the reader wrote no
+    capitals (`lower_case`), a model number or a word that is not English (LOWER_NAME_RE)
+    counts as well ("what is the field of view of the realsense d435i?")."""
     text = QUOTED_RE.sub(" ", question)
-    names = []
+    found = []
     for m in NAME_RE.finditer(text):
         opens = m.group("cap") and text[:m.start()].rstrip()[-1:] in ("", *".?!:;(")
         if "_" in m.group(0) or opens or re.fullmatch(UNIT, m.group(0), re.I) or \
                 HEX_RE.fullmatch(m.group(0)):
             continue  # the reader's identifier or hash, a capital opening a sentence, a unit
-        names.append(m.group(0))
-    return names
+        found.append((m.start(), m.group(0)))
+    if lower_case:
+        text = re.sub(r"'s\b", "  ", text)  # "the d435i's field of view": same positions
+        found += [(m.start(), m.group(0)) for m in LOWER_MODEL_RE.finditer(text)
+                  if not re.fullmatch(UNIT, m.group(0), re.I)]
+        found += [(m.start(), m.group(0)) for m in LOWER_NAME_RE.finditer(text)
+                  if m.group(0) not in english()]
+    return list(dict.fromkeys(name for _, name in sorted(found)))
 
 
 def unknown_names(question: str, known: Container[str], lower_case: bool = False) -> list[str]:
@@ -202,14 +216,9 @@ def unknown_names(question: str, known: Container[str], lower_case: bool = False
     out-of-scope ones do ("Which DDS implementation does ROS 2 use by default, and how do I
     switch it to Cyclone DDS?"). When the reader wrote the question without capitals
     (`lower_case`), a word that is neither English (rag.answer.spelling.english) nor the book's
-    counts as a name (LOWER_NAME_RE)."""
-    text = QUOTED_RE.sub(" ", question)
-    names = [name for name in question_names(question)
-             if any(t not in known and t.rstrip("s") not in known for t in tokenize(name))]
-    if lower_case:  # the reader wrote no capitals to tell a name by
-        names += [w for w in LOWER_NAME_RE.findall(text)
-                  if w not in english() and not any(t in known for t in tokenize(w))]
-    return list(dict.fromkeys(names))
+    counts as a name (LOWER_NAME_RE), and so does a model number ("vlp-16")."""
+    return [name for name in question_names(question, lower_case)
+            if any(t not in known and t.rstrip("s") not in known for t in tokenize(name))]
 
 
 def check_content(best_score: float, threshold: float, question: str, book: str,

@@ -232,9 +232,10 @@ RARE_IDF = 4.6
 
 
 def rare_names(question: str, idf: dict[str, float]) -> list[str]:
-    """The names the question uses (rag.answer.guardrails.question_names) that are rare in the
+    """The names the question uses (rag.answer.guardrails.question_names, without capitals too
+    when it has none but its first letter, which the pipeline capitalises) that are rare in the
     book (`idf`: the question's terms' rarity, rag.answer.unit_scoring.idf_weights)."""
-    return [name for name in question_names(question)
+    return [name for name in question_names(question, question[1:] == question[1:].lower())
             if (terms := tokenize(name)) and all(idf.get(t, 0.0) >= RARE_IDF for t in terms)]
 
 

@@ -11,7 +11,7 @@ from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.pipeline import Pipeline
 from rag.answer.response import apply_guardrail_mode
 from rag.config import DEFAULT_HEDGES
-from rag.index.lexical import book_vocabulary
+from rag.index.lexical import book_vocabulary, tokenize
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.types import Chunk, Hit, Verdict
 from tests.builders import SAMPLE_QUESTIONS
@@ -420,3 +420,14 @@ def test_a_question_without_capitals_names_what_is_neither_english_nor_the_books
     question = "how do i export a solidworks assembly to urdf? my jetson doesn't see it"
     assert g.unknown_names(question, known, lower_case=True) == ["solidworks"]
     assert g.unknown_names(question, known) == []  # as written with capitals, names have them
+
+
+def test_a_question_without_capitals_names_its_model_numbers() -> None:
+    """"what is the maximum range of a velodyne vlp-16 lidar" was answered with a lidar that
+    sees "100+ meters": "vlp-16" is neither a word of four letters nor has it a capital."""
+    known = set(tokenize("velodyne lidar range maximum g1 unitree"))
+    question = "what is the maximum range of a velodyne vlp-16 lidar? or the unitree g1's"
+    assert g.question_names(question, lower_case=True) == [
+        "velodyne", "vlp-16", "lidar", "unitree", "g1"]
+    assert g.unknown_names(question, known, lower_case=True) == ["vlp-16"]
+    assert g.question_names(question) == []

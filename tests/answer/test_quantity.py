@@ -257,6 +257,11 @@ def test_rare_names_and_the_sections_that_mention_them() -> None:
     assert named_sections([], sections) is None  # no name: any section may state the value
     assert named_span(question, ["Tesla", "Optimus", "Gen"]) == "Tesla's Optimus Gen 2"
     assert named_span("How fast is the Optimus robot?", ["Optimus"]) == "Optimus"
+    # written without capitals (the pipeline capitalises the first letter), a name is a word
+    # that is not English or a model number, rare like any other
+    lower = "What is the top walking speed of tesla's optimus gen 2 humanoid in gazebo?"
+    assert rare_names(lower, idf) == ["optimus"]  # "tesla" is English, "gen" too short to tell
+    assert named_span(lower, ["optimus"]) == "optimus"
 
 
 def test_a_value_stated_about_something_else_is_not_the_answer(monkeypatch) -> None:
