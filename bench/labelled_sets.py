@@ -9,7 +9,9 @@ on 2026-11-24; physical-ai-blind3.yaml, physical-ai-blind4.yaml and physical-ai-
 until theirs were read on 2026-11-28 (their aggregates had decided four changes by then, so
 they no longer measured new questions). physical-ai-dev6.yaml was written the same way on other
 sections as a development set: its answers are read. physical-ai-values.yaml (2026-11-28) asks
-for values of kinds rag.answer.quantity did not check yet; a development set from the start.
+for values of kinds rag.answer.quantity did not check yet, and physical-ai-oos2.yaml (the same day,
+20 out-of-scope questions on the book's topic) measures false answers on questions none of the
+rules was made for: development sets from the start.
 physical-ai-quantities.yaml and physical-ai-blind6.yaml (written blind on 2026-11-28, on
 sections no other set asks about) are held out.
 """
@@ -31,7 +33,7 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
     (PHYSICAL_AI, {
         **{f"physical-ai{part}.yaml": DEVELOPMENT for part in (
             "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts",
-            "-dev6", "-blind3", "-blind4", "-blind5", "-values")},
+            "-dev6", "-blind3", "-blind4", "-blind5", "-values", "-oos2")},
         **{f"physical-ai{part}.yaml": HELD_OUT for part in ("-quantities", "-blind6")}}),
 ]
 

@@ -27,7 +27,8 @@ of motion", "the price range"), an image or angular resolution, TOPS, degrees of
 joints that give them), a battery capacity and a voltage. physical-ai-values.yaml, written to ask
 for them, had 3 of 10 out-of-scope questions answered by a sentence naming the camera or robot
 without such a value ("What is the field of view of the Intel RealSense D435i's depth camera?")
-and none after; its 10 in-scope answers and every other development answer are unchanged.
+and none after; its 10 in-scope answers and every other development answer are unchanged. A
+year is asked for by decade or century too ("... and in which decade was it published?").
 """
 
 from __future__ import annotations
@@ -153,9 +154,9 @@ QUANTITIES = (
               r"\bhow much (?:does|do|is|are|will|would)\b.*\b(?:count|worth)\b.*\b(?:grade|mark)",
               r"\d\s?%|\bpercent\b"),
     _quantity("year",
-              r"\b(?:in )?(?:what|which) year\b|"
+              r"\b(?:in )?(?:what|which) (?:year|decade|century)\b|"
               r"\bwhen was\b.*\b(?:founded|started|released|created|launched|introduced)\b",
-              r"\b(?:1[6-9]|20)\d\d\b"),
+              r"\b(?:1[6-9]|20)\d\d(?:s|['’]s)?\b|\b\d\d?(?:st|nd|rd|th) century\b"),
     _quantity("time (week, month, date)",
               r"\bwhen in the (?:course|year|semester|term|quarter|programm?e?)\b|\bby when\b|"
               r"\bwhen (?:do|does|must|should|will) (?:i|we|you|it|they|students)\b.*\b(?:hand\b.*"

@@ -64,6 +64,26 @@ def english() -> Mapping[str, int]:
         return {}
 
 
+# British spellings the dictionary lacks, and their American endings: "behaviour", "recognise",
+# "parameterised", "centre", "analyse", "defence"
+_BRITISH = ((r"our(s|ed|ing)?$", r"or\1"), (r"is(e|es|ed|ing|ation|ations)$", r"iz\1"),
+            (r"ys(e|es|ed|ing)$", r"yz\1"), (r"tre(s)?$", r"ter\1"), (r"ence$", "ense"))
+
+
+def american(word: str) -> str:
+    """The word with a British ending spelt the American way ("behaviour" -> "behavior");
+    the word itself when it has none."""
+    for ending, us in _BRITISH:
+        if re.search(ending, word):
+            return re.sub(ending, us, word)
+    return word
+
+
+def is_english(word: str) -> bool:
+    """Whether a lower-case word is English (english()), in British spelling too."""
+    return word in english() or american(word) in english()
+
+
 def corrections(question: str, words: Mapping[str, int], names: Mapping[str, str] | None = None
                 ) -> dict[str, str]:
     """The question's misspelt words and the book's word each stands for (`words`:

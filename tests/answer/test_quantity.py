@@ -30,6 +30,7 @@ BOOK = "Foundations of Physical AI"
     ("What is the top walking speed of the G1, and how long does its battery last on one "
      "charge?", ["speed (m/s, km/h)", "runtime (h, min)"]),
     ("Who founded Figure AI, and in what year was the company started?", ["year"]),
+    ("Who came up with the Kalman filter, and in which decade was it published?", ["year"]),
     ("How many parameters does the RT-2 model have?", ["parameter count"]),
     ("How much is a Unitree Go2 Edu selling for?", ["price"]),
     ("What would the hybrid lab option cost in total?", ["price"]),
@@ -323,6 +324,10 @@ def test_fields_of_view_distances_resolutions_and_other_spec_values(question, ki
     ("How many degrees of freedom does the G1 have?", "Unitree G1 walks dynamically.",
      ("degrees of freedom (DOF)",)),
     ("What is the battery capacity of the Go2?", "It carries a 15,000 mAh pack.", ()),
+    ("In which decade was the Kalman filter published?", "Kalman published it in the 1960s.",
+     ()),
+    ("In which decade was the Kalman filter published?", "Sensor Fusion: Kalman filtering",
+     ("year",)),
     ("What voltage does the servo run on?", "The servos take 12 V.", ()),
 ])
 def test_a_field_of_view_distance_resolution_or_spec_value_is_stated(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.pipeline import Pipeline
-from rag.answer.spelling import corrected, corrections, english, one_edit
+from rag.answer.spelling import american, corrected, corrections, english, is_english, one_edit
 from rag.index.lexical import book_casing, book_words
 
 
@@ -48,6 +48,15 @@ def test_english_words_names_and_identifiers_stay(words, question) -> None:
 def test_the_english_dictionary_is_there() -> None:
     assert {"lagging", "sliders", "outage", "putting"} <= english().keys()
     assert "contorller" not in english()
+
+
+@pytest.mark.parametrize(("word", "us"), [
+    ("behaviour", "behavior"), ("recognise", "recognize"), ("optimisation", "optimization"),
+    ("analyse", "analyze"), ("centre", "center"), ("defence", "defense"), ("robot", "robot")])
+def test_british_spellings_are_english(word, us) -> None:
+    assert american(word) == us
+    assert is_english(word)
+    assert not is_english("keepout")
 
 
 def test_a_misspelt_question_is_answered_as_the_spelt_one(sample_index, sample_settings) -> None:
