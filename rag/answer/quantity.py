@@ -25,7 +25,7 @@ Simulating sensors in Gazebo") and one wrong answer into a refusal, held-out ans
 Later kinds: a field of view, a distance or height, a range (of a sensor or a joint: not "a range
 of motion", "the price range"), an image or angular resolution, TOPS, degrees of freedom (or the
 joints that give them), a battery capacity and a voltage. physical-ai-values.yaml, written to ask
-for them, had 3 of 10 out-of-scope questions answered by a sentence naming the camera or robot
+for them, had 4 of 10 out-of-scope questions answered by a sentence naming the camera or robot
 without such a value ("What is the field of view of the Intel RealSense D435i's depth camera?")
 and none after; its 10 in-scope answers and every other development answer are unchanged. A
 year is asked for by decade or century too ("... and in which decade was it published?").
