@@ -442,6 +442,7 @@ def test_a_word_neither_english_nor_the_books_is_a_name_in_any_question() -> Non
     assert g.unknown_names("How do I set up a Nav2 keepout zone so my robot never drives into "
                            "the kitchen?", known) == ["keepout"]
     for question in ("What kinds of behaviour am I allowed to implement?",
+                     "What does an incremental encoder output? (a6859e)",  # an id, not a name
                      "How do I start the parameterised launch file?",
                      "What are the trade-offs of a simulated-clock flag?"):
         assert g.unknown_names(question, known) == [], question
