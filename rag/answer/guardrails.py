@@ -6,7 +6,7 @@ import re
 from collections.abc import Container, Iterable, Sequence
 
 from rag.answer.shape import UNIT
-from rag.answer.spelling import american, is_english
+from rag.answer.spelling import american, english, is_english
 from rag.answer.wording import SENTENCE_END_RE
 from rag.index.lexical import tokenize
 from rag.types import Chunk, Hit, Verdict
@@ -205,8 +205,8 @@ def question_names(question: str, lower_case: bool = False) -> list[str]:
             continue  # the reader's identifier or hash, a capital opening a sentence, a unit
         found.append((m.start(), m.group(0)))
     text = re.sub(r"'s\b", "  ", text)  # "the d435i's field of view": same positions
-    lower = [m for m in LOWER_NAME_RE.finditer(text)  # not "trade-offs"
-             if not all(map(is_english, m.group(0).split("-")))]
+    lower = [m for m in LOWER_NAME_RE.finditer(text)  # not "trade-offs"; without a dictionary
+             if english() and not all(map(is_english, m.group(0).split("-")))]  # none can tell
     if lower_case:
         lower += [m for m in LOWER_MODEL_RE.finditer(text)
                   if not re.fullmatch(UNIT, m.group(0), re.I)]

@@ -446,3 +446,10 @@ def test_a_word_neither_english_nor_the_books_is_a_name_in_any_question() -> Non
                      "How do I start the parameterised launch file?",
                      "What are the trade-offs of a simulated-clock flag?"):
         assert g.unknown_names(question, known) == [], question
+
+
+def test_without_a_dictionary_no_lower_case_word_is_a_name(monkeypatch) -> None:
+    """With pyspellchecker's words unreadable nothing tells English from a name, so no
+    lower-case word is taken for one (else every question would be refused)."""
+    monkeypatch.setattr(g, "english", lambda: {})
+    assert g.question_names("How do I set up a Nav2 keepout zone?") == ["Nav2"]
