@@ -182,15 +182,15 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         chosen = choose(candidates, count, question, entry)
         rule = f"the book's entry for {part_words(question)}"
     asked = quantity.asked_quantities(question)
-    # a value counts where its section mentions the rare name asked about, if any
+    # a value counts where its section mentions the rare name asked about, if any (else in any)
     names = quantity.rare_names(question, idf) if asked else []
-    named = quantity.named_sections(names, section_terms(scored)) if names else None
+    named = quantity.named_sections(names, section_terms(scored)) if names else \
+        set(range(len(sources)))
     if missing := quantity.missing(asked, [s.unit.text for s in chosen
-                                           if named is None or s.unit.source in named]):
+                                           if s.unit.source in named]):
         # "What payload can X lift?" answered by a sentence that names X and no mass
         stated = led_by(candidates, count, question,
-                        lambda u: not quantity.missing(asked, [u.text]) and
-                        (named is None or u.source in named))
+                        lambda u: u.source in named and not quantity.missing(asked, [u.text]))
         if stated is None:  # "give no speed (m/s, km/h) for Tesla's Optimus Gen 2"
             about = f" for {quantity.named_span(question, names)}" if names else ""
             return _refusal(sources, chosen[0].probability, scored,

@@ -205,14 +205,15 @@ def question_names(question: str, lower_case: bool = False) -> list[str]:
             continue  # the reader's identifier or hash, a capital opening a sentence, a unit
         found.append((m.start(), m.group(0)))
     text = re.sub(r"'s\b", "  ", text)  # "the d435i's field of view": same positions
-    lower = [m for m in LOWER_NAME_RE.finditer(text)  # not "trade-offs"; without a dictionary
-             if english() and not all(map(is_english, m.group(0).split("-")))]  # none can tell
+    # a word that is not English is a name, capitals or not ("a Nav2 keepout zone"), but for a
+    # compound of English words ("trade-offs"); without a dictionary nothing can tell
+    lower = [m for m in LOWER_NAME_RE.finditer(text)
+             if not all(map(is_english, m.group(0).split("-")))] if english() else []
     if lower_case:
         lower += [m for m in LOWER_MODEL_RE.finditer(text)
                   if not re.fullmatch(UNIT, m.group(0), re.I)]
-    # a word neither English nor the book's is a name, capitals or not ("a Nav2 keepout zone"),
-    # but for an id or a hash ("a6859e")
-    found += [(m.start(), m.group(0)) for m in lower if not HEX_RE.fullmatch(m.group(0))]
+    found += [(m.start(), m.group(0)) for m in lower
+              if not HEX_RE.fullmatch(m.group(0))]  # an id or a hash ("a6859e") is no name
     return list(dict.fromkeys(name for _, name in sorted(found)))
 
 
