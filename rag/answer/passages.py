@@ -10,7 +10,8 @@ import re
 
 from rag.answer.evidence import EvidenceUnit
 from rag.answer.quotes import MAX_WORDS, Scored, label_of, quotable_units
-from rag.book.sentences import HEADING, LABEL_WORDS, PROSE
+from rag.book.lists import LABEL_WORDS
+from rag.book.sentences import HEADING, PROSE
 
 # A section whose quotable text (its title aside) is this short, a list or table with at most
 # MAX_PROSE sentences of prose, is quoted whole when it holds a quote (whole_section).

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 from rag.answer.evidence import EvidenceUnit, gives_definition
 from rag.answer.shape import detour
-from rag.book.sentences import CITATION_RE, OWN_LABEL_RE, ROW
+from rag.book.lists import OWN_LABEL_RE
+from rag.book.segment import CITATION_RE
+from rag.book.sentences import ROW
 from rag.index.lexical import tokenize
 from rag.retrieval.parts import named_parts, names_other_part, names_part, part_score, place_of
 from rag.types import Hit

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag.book.pdf_sections import PAGE_BREAK
+from rag.book.segment import split_sentences
 from rag.types import Chunk, Section
 
 CHUNK_NAMESPACE = uuid.UUID("6f0a3c2e-5b7d-4e1f-9a8c-2d4b6e8f0a1c")
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"  # 4: one sentence splitter (rag.book.segment), fences by marker
 SPECIAL_TOKENS = 2  # [CLS]/[SEP] or their equivalent count against the model's input
 MIN_TAIL_FRACTION = 0.25  # a last piece smaller than this share of the budget is merged back
-SENTENCE_RE = re.compile(r"(?<=[.!?:])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9*_`-])")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 CountTokens = Callable[[list[str]], list[int]]
@@ -47,11 +47,12 @@ def split_paged_units(text: str) -> list[Unit]:
     paragraph: list[tuple[str, int]] = []
     code: list[str] | None = None
     code_page = page = 0
+    marker = ""  # the fence that opened the code block: only the same one closes it
 
     def flush_paragraph() -> None:
         words = [(w, p) for line, p in paragraph for w in line.split()]
         position = 0
-        for sentence in SENTENCE_RE.split(" ".join(w for w, _ in words)):
+        for sentence in split_sentences(" ".join(w for w, _ in words)):
             n = len(sentence.split())
             if sentence.strip():
                 first = words[min(position, len(words) - 1)][1]
@@ -63,10 +64,12 @@ def split_paged_units(text: str) -> list[Unit]:
     for raw in text.splitlines():
         line = raw.lstrip(PAGE_BREAK)
         page += len(raw) - len(line)
-        if FENCE_RE.match(line):
+        if FENCE_RE.match(line) and (code is None or _closes(line, marker)):
             if code is None:
                 flush_paragraph()
                 code, code_page = [line], page
+                stripped = line.strip()
+                marker = stripped[:len(stripped) - len(stripped.lstrip(stripped[0]))]
             else:
                 code.append(line)
                 units.append(("\n".join(code), True, code_page, page))
@@ -84,6 +87,12 @@ def split_paged_units(text: str) -> list[Unit]:
         units.append(("\n".join(code), True, code_page, page))
     flush_paragraph()
     return units
+
+
+def _closes(line: str, marker: str) -> bool:
+    """A fence line closes the block `marker` opened: the same character, at least as many."""
+    stripped = line.strip()
+    return stripped.startswith(marker) and not stripped.lstrip(marker[0]).strip()
 
 
 def split_oversized(text: str, limit: int, count: CountTokens) -> list[str]:

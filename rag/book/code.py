@@ -38,8 +38,20 @@ NAMES = 2  # words of a comment that names what the code line under it does
 # not printed output ("[INFO] [talker]: ...", "ModuleNotFoundError: ...")
 COMMAND_RE = re.compile(r"^(?:\$ )?(?:[A-Za-z_]\w*=\S*\s+)*[a-z.~/][\w.+/~-]*(?:\s|$)")
 IMPORT_RE = re.compile(r"^(?:import|from \S+ import|#include|using)\b")  # not what a comment names
-# "cmd  # does this" (or '# "move_forward", "stop", etc.'): a command with a comment beside it
-TRAILING_COMMENT_RE = re.compile(r"^([^#'\"]*?\S)\s+#\s*([A-Za-z\"'].*)$")
+
+
+def trailing_comment(line: str) -> tuple[str, str] | None:
+    """"cmd  # does this" (or '# "move_forward", "stop", etc.'): (the command, its comment) when
+    a command has a comment beside it. A scan, not a regex: the pattern it replaces was
+    quadratic on a long run of spaces."""
+    at = next((k for k, c in enumerate(line) if c in "#'\""), -1)
+    if at <= 0 or line[at] != "#" or not line[at - 1].isspace():
+        return None
+    code, comment = line[:at].rstrip(), line[at + 1:].lstrip()
+    if not code or not comment or not (comment[0].isascii() and comment[0].isalpha()
+                                       or comment[0] in "\"'"):
+        return None
+    return code, comment
 
 
 def code_units(lead_in: str, lines: list[str], info: str, title: str = "") -> list[str]:
@@ -59,9 +71,9 @@ def code_units(lead_in: str, lines: list[str], info: str, title: str = "") -> li
             return [f"{lead_in} {'; '.join(body)}"]  # a snippet, or printed output
         # a comment beside a command goes after the whole: joined as it stands, "cd ~/ws  # not
         # ~/ws/src! && colcon build" would leave colcon build inside the comment
-        beside = [TRAILING_COMMENT_RE.match(b) for b in body]
-        commands = [m.group(1) if m else b for m, b in zip(beside, body, strict=True)]
-        notes = [clean_inline(m.group(2)) for m in beside if m]
+        beside = [trailing_comment(b) for b in body]
+        commands = [m[0] if m else b for m, b in zip(beside, body, strict=True)]
+        notes = [clean_inline(m[1]) for m in beside if m]
         return [f"{lead_in} {' && '.join(commands)}" + (f" ({'; '.join(notes)})" if notes else "")]
     if shell:
         return commented_steps(lines, lead_in.rstrip(":").strip() or title)
@@ -99,8 +111,8 @@ def explained_lines(lines: list[str]) -> list[str]:
 def _whole(code: str) -> bool:
     """A whole statement: it closes every bracket it opens, opens no block and imports
     nothing."""
-    if beside := TRAILING_COMMENT_RE.match(code):
-        code = beside.group(1)
+    if beside := trailing_comment(code):
+        code = beside[0]
     depth = 0
     for char in code:
         depth += (char in "([{") - (char in ")]}")
@@ -134,9 +146,9 @@ def commented_steps(lines: list[str], label: str = "") -> list[str]:
                 steps.append(comment)
             shebang = line.startswith("#!")
             comment, commands = ("" if shebang else clean_inline(line.lstrip("#")), [])
-        elif beside := TRAILING_COMMENT_RE.match(line):
-            command = beside.group(1).removeprefix("$ ")
-            steps.append(f"{clean_inline(beside.group(2))}: {command}")
+        elif beside := trailing_comment(line):
+            command = beside[0].removeprefix("$ ")
+            steps.append(f"{clean_inline(beside[1])}: {command}")
             commands.append(command)
         else:
             commands.append(line.removeprefix("$ "))

@@ -7,13 +7,16 @@ from __future__ import annotations
 import html
 import re
 
-IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation
+PRIVATE = 0xF0000  # plane 15: never in a book's text
+UNHIDE = {PRIVATE + c: chr(c) for c in range(33, 127)}
+IMAGE_RE = re.compile(r"!\[[^\]]{0,1000}\]\([^)]{0,2000}\)")
+LINK_RE = re.compile(r"\[([^\]]{0,1000})\]\([^)]{0,2000}\)")
 URL_RE = re.compile(r"<?https?://\S+>?")
-HTML_RE = re.compile(r"</?[a-zA-Z][^>]*>")
+HTML_RE = re.compile(r"</?[a-zA-Z][^<>]{0,2000}>")
 # `__` inside a word is part of it (CommonMark): "ros__parameters" keeps both
 EMPHASIS_RE = re.compile(r"\*\*|(?<![^\W_])__|__(?![^\W_])|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
-CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+CODE_SPAN_RE = re.compile(r"`([^`\n]{1,2000})`")
 MIN_WORDS, MAX_WORDS = 4, 80  # a quotable unit's length
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
 # A review answer's label ("**Answer 1**: The main difference is ..."): the book's numbering of
@@ -27,16 +30,23 @@ FILLER_LEAD_RE = re.compile(r"\b(?:like this|as follows|(?:the )?following(?: \w
                             r"example)\b", re.I)
 
 
+def _hide_escapes(text: str) -> str:
+    """A backslash escape ("\\*", "\\[", "\\<" in the canonical Markdown of
+    rag.book.markdown) as a private-use character, so no rule below takes it for markup."""
+    return ESCAPE_RE.sub(lambda m: chr(PRIVATE + ord(m.group(1))), text) if "\\" in text \
+        else text
+
+
 def clean_inline(text: str) -> str:
-    """Markdown marks out, link text kept, entities read ("&lt;50ms" is "<50ms"), whitespace
-    collapsed. A code span keeps what it holds (a URL to paste, `<exec_depend>`,
-    `ros__parameters`); only its backticks go."""
-    text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", text))
+    """Markdown marks out, link text kept, entities read ("&lt;50ms" is "<50ms"), escapes read
+    ("\\*args" is "*args"), whitespace collapsed. A code span keeps what it holds (a URL to
+    paste, `<exec_depend>`, `ros__parameters`); only its backticks go."""
+    text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", _hide_escapes(text)))
     parts = CODE_SPAN_RE.split(text)  # even: prose, odd: code
     text = "".join(part if k % 2 else
                    html.unescape(EMPHASIS_RE.sub("", HTML_RE.sub("", URL_RE.sub("", part))))
                    for k, part in enumerate(parts)).replace("`", "")
-    return " ".join(text.split()).strip(" -–—|")
+    return " ".join(text.translate(UNHIDE).split()).strip(" -–—|")
 
 
 def link_share(raw: str) -> float:

@@ -24,17 +24,17 @@ from rag.book.inline import clean_inline
 # has dropped the tags) or "**How do I ...?**"; group 1 is its number when it has one.
 BOLD = r"(?:\*\*|__)"
 QUESTION_RE = re.compile(
-    rf"^[ \t]*(?![-*+][ \t])(?:{BOLD}?(?:Question|Q)[ \t]*(\d{{1,3}}){BOLD}?[ \t]*[:.]{BOLD}?"
+    rf"^[ \t]*+(?![-*+][ \t])(?:{BOLD}?(?:Question|Q)[ \t]*(\d{{1,3}}){BOLD}?[ \t]*[:.]{BOLD}?"
     rf"[ \t]*|\d{{1,3}}[.)][ \t]+|{BOLD})?(.{{8,300}}?\?){BOLD}?[ \t]*$", re.I | re.M)
-ANSWER_RE = re.compile(rf"^[ \t]*{BOLD}?(?:Answer|A)[ \t]*(\d{{1,3}}){BOLD}?[ \t]*[:.]{BOLD}?",
+ANSWER_RE = re.compile(rf"^[ \t]*+{BOLD}?(?:Answer|A)[ \t]*(\d{{1,3}}){BOLD}?[ \t]*[:.]{BOLD}?",
                        re.I | re.M)
 # A line that states a problem the text under it solves: "**Issue: Isaac Sim won't launch**",
 # "- **Symptom**: subscriber is silent", or "**Symptom**:" over the error message in a code block.
-PROBLEM_RE = re.compile(rf"^[ \t]*(?:[-*+][ \t]+)?{BOLD}((?:Issue|Problem|Symptom|Error)s?\b"
+PROBLEM_RE = re.compile(rf"^[ \t]*+(?:[-*+][ \t]+)?{BOLD}((?:Issue|Problem|Symptom|Error)s?\b"
                         rf"[^*_\n]*){BOLD}[ \t]*:?[ \t]*(.*)$", re.I | re.M)
-FENCED_RE = re.compile(r"[ \t]*\n[ \t]*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1[^\n]*", re.S)
-CODE_BLOCK_RE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1", re.M | re.S)
-STOP_RE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|-{3,}[ \t]*$|\*{3,}[ \t]*$)", re.M)  # heading, rule
+FENCED_RE = re.compile(r"[ \t]*\n[ \t]*(```|~~~)[^\n]{0,200}\n(.{0,5000}?)\n[ \t]*\1[^\n]{0,200}",
+                       re.S)
+STOP_RE = re.compile(r"^[ \t]*+(?:#{1,6}[ \t]|-{3,}[ \t]*$|\*{3,}[ \t]*$)", re.M)  # heading, rule
 # A heading that asks, or that names a problem its section solves.
 ASKING_HEADING_RE = re.compile(r"\?\s*$|^(?:Q\d{1,3}|Question\s*\d{0,3}|Problem|Issue|Error|"
                                r"Mistake\s*\d{0,3}|Pitfall|Symptom|Troubleshooting)\s*[:.]", re.I)
@@ -53,18 +53,24 @@ def quiz_pairs(text: str) -> list[tuple[str, str]]:
     """(question, normalised answer) for each question the section answers: "**Answer 3**:"
     answers the "**Question 3**:" line, and a question line without a number is answered by
     the text that follows it, up to the next question, answer, heading or rule."""
-    fences = [m.span() for m in CODE_BLOCK_RE.finditer(text)]
+    fences = code_spans(text)
+
+    starts = [a for a, _ in fences]
+
+    def inside(at: int) -> bool:
+        k = bisect.bisect_left(starts, at) - 1  # the last fence opening before `at`
+        return k >= 0 and at < fences[k][1]
 
     def outside(pattern: re.Pattern) -> list[re.Match]:  # a "# comment" in code is no heading
-        return [m for m in pattern.finditer(text)
-                if not any(a < m.start() < b for a, b in fences)]
+        return [m for m in pattern.finditer(text) if not inside(m.start())]
 
     asks, answers, problems = outside(QUESTION_RE), outside(ANSWER_RE), outside(PROBLEM_RE)
     bounds = sorted([m.start() for m in asks + answers + problems] +
                     [m.start() for m in outside(STOP_RE)] + [len(text)])
 
     def body(start: int) -> str:
-        end = bounds[bisect.bisect_left(bounds, start)]
+        start = min(start, len(text))  # a question on the last line is answered by nothing
+        end = bounds[min(bisect.bisect_left(bounds, start), len(bounds) - 1)]
         return normalise(text[start:min(end, start + MAX_ANSWER_CHARS)])
 
     numbered = {m.group(1): clean_inline(m.group(2)) for m in asks if m.group(1)}
@@ -79,6 +85,23 @@ def quiz_pairs(text: str) -> list[tuple[str, str]]:
         if len(problem.split()) > 1:  # "Symptom" alone states nothing
             pairs.append((problem[:MAX_QUESTION_CHARS], body(end + 1)))
     return [(question, answer) for question, answer in pairs if question and answer]
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of each fenced block, found line by line (a fence left open runs to
+    the end of the text)."""
+    spans, offset, opened, marker = [], 0, -1, ""
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if opened < 0 and stripped.startswith(("```", "~~~")):
+            opened, marker = offset, stripped[:3]
+        elif opened >= 0 and stripped.startswith(marker):
+            spans.append((opened, offset + len(line)))
+            opened = -1
+        offset += len(line)
+    if opened >= 0:
+        spans.append((opened, len(text)))
+    return spans
 
 
 class Quiz:

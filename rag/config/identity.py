@@ -1,75 +1,35 @@
 """Which book the settings are about: its id and title, and which book a tuned value came from.
 
-The title comes from the book itself unless settings.toml names it: a `book_title:` key in the
-frontmatter of the book's root page, else a Docusaurus site's config `title`, else the folder's
-name. Only a dedicated key counts: a chapter's `title` names the chapter, never the book (the
+The title comes from the book itself unless settings.toml names it (rag.book.structure): a
+`book_title:` key in the frontmatter of the book's root page, else its renderer's configuration
+(book.toml, mkdocs.yml, docusaurus.config.js, _config.yml, conf.py), else its index page's first
+heading, else the folder's name. A chapter's `title` names the chapter, never the book (the
 Physical AI book's `intro/index.md` is "Introduction to Physical AI & Humanoid Robotics").
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
-from rag.book.frontmatter import MAX_FRONTMATTER_BYTES, load_frontmatter
 from rag.book.parse import book_id_for, resolve_book_root
-from rag.errors import InputError
+from rag.book.structure import book_title, root_title
 
 __all__ = ["book_id_for", "frontmatter_title", "is_book", "title_of_book", "tuned_book",
            "tuned_books"]
-BOOK_TITLE_KEY = "book_title"
-ROOT_PAGES = tuple(f"{stem}{ext}" for stem in ("index", "intro", "README")
-                   for ext in (".md", ".mdx"))
-MAX_TITLE_CHARS = 200
-DOCUSAURUS_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts")
-DOCUSAURUS_TITLE = re.compile(r"^\s*title:\s*(['\"`])(.+?)\1\s*,?\s*$", re.MULTILINE)
-FRONTMATTER = re.compile(r"\A\ufeff?\s*---[ \t]*\r?\n(.*?)^---[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 def frontmatter_title(book_dir: Path) -> str:
     """`book_title:` from the frontmatter of index/intro/README (.md/.mdx) at the book's root
     (its docs/ folder for a Docusaurus site); "" when there is none or it cannot be read."""
-    root = resolve_book_root(Path(book_dir))
-    for name in ROOT_PAGES:
-        path = root / name
-        try:
-            if not path.resolve().is_relative_to(root.resolve()):
-                continue  # a link out of the book is not the book's page
-            with path.open("rb") as f:
-                head = f.read(MAX_FRONTMATTER_BYTES + 1024).decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        found = FRONTMATTER.match(head)
-        if not found:
-            continue
-        try:
-            value = load_frontmatter(found.group(1), 1).get(BOOK_TITLE_KEY)
-        except InputError:
-            continue
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())[:MAX_TITLE_CHARS]
-    return ""
-
-
-def docusaurus_title(book_dir: Path) -> str:
-    """The title a Docusaurus site gives itself in its config, beside docs/ or in the folder."""
-    for folder in (book_dir, book_dir.parent):
-        for name in DOCUSAURUS_CONFIGS:
-            try:
-                text = (folder / name).read_text(encoding="utf-8")[:100_000]
-            except (OSError, UnicodeDecodeError):
-                continue
-            if found := DOCUSAURUS_TITLE.search(text):
-                return found.group(2).strip()
-    return ""
+    return root_title(resolve_book_root(Path(book_dir)))
 
 
 def title_of_book(book_dir: Path) -> str:
-    """The book's own title: frontmatter, Docusaurus config, else the folder's name ("docs" is
-    the folder of a Docusaurus site, so its parent's name is the book's)."""
+    """The book's own title (rag.book.structure.book_title), else the folder's name ("docs" is
+    the folder of a site, so its parent's name is the book's)."""
     book_dir = Path(book_dir)
-    found = frontmatter_title(book_dir) or docusaurus_title(book_dir)
+    found = book_title(book_dir)
     if found:
         return found
     folder = book_dir.parent if book_dir.name == "docs" else book_dir

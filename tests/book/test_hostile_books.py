@@ -8,6 +8,7 @@ and the symlink notes).
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -81,7 +82,8 @@ def test_a_file_that_disappears_during_ingest_is_skipped(tmp_path: Path, monkeyp
     root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
     listed = parse.list_book_files
     # Listed, then gone before it is read: what renaming a file every 2 ms reproduced.
-    monkeypatch.setattr(parse, "list_book_files", lambda r: [*listed(r), r / "gone.md"])
+    monkeypatch.setattr(parse, "list_book_files",
+                        lambda r: ([*listed(r)[0], r / "gone.md"], []))
     book = parse_book(root)
     assert book.report.skipped_files == [
         {"path": "gone.md", "reason": "the file disappeared while the book was being read"}]
@@ -136,3 +138,117 @@ def test_hostile_frontmatter_ingest_is_bounded_like_a_normal_book(tmp_path: Path
     assert peak_kb - base_kb < 300 * 1024
     # Both runs load MiniLM (5-10 s on a shared machine); the hostile files add no time of note.
     assert seconds - base_s < 10
+
+
+# ---- a book nobody here wrote: the shapes that stopped ingest -------------------------------
+QUESTION_ENDINGS = ["Nicer, isn’t it?", "Why is that?", "1. What does it print?",
+                    "**How does it end?**", "- **Symptom**: the loop never ends",
+                    "**Issue: the loop never ends**"]
+
+
+@pytest.mark.parametrize("ending", QUESTION_ENDINGS)
+def test_a_section_ending_in_a_question_reads(tmp_path: Path, ending: str) -> None:
+    """"A section whose last line is a question stops `rag ingest` with IndexError at
+    rag/book/quiz.py" (issues 40 and 43): every shape of it reads, units and review questions."""
+    from rag.book.quiz import Quiz
+    from rag.book.sentences import split_section
+
+    root = write_book(tmp_path / "b", {"loops.md": "# Loops\n\n## For loops\n\nA for loop runs "
+                                                    f"once per item.\n\n{ending}\n"})
+    section = next(s for s in parse_book(root).sections if s.section_id == "for-loops")
+    Quiz(section.text)
+    assert "A for loop runs once per item." in [u.text for u in split_section(section.text)]
+
+
+def test_a_symlink_loop_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    (root / "a.md").symlink_to(root / "b.md")
+    (root / "b.md").symlink_to(root / "a.md")
+    reasons = skipped(root)
+    assert reasons == {"a.md": "a symlink loop (the link points back at itself); not followed",
+                       "b.md": "a symlink loop (the link points back at itself); not followed"}
+    assert [s.section_id for s in parse_book(root).sections] == ["fine"]
+
+
+def test_a_tree_1200_folders_deep_reads_what_is_in_bounds(tmp_path: Path) -> None:
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(1200):  # one level at a time: the whole path is longer than PATH_MAX
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(old)
+    os.close(os.open("lost.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+    started = time.perf_counter()
+    book = parse_book(root)
+    assert time.perf_counter() - started < 10
+    assert [s.source_path for s in book.sections] == ["ok.md"]
+    assert any("folders deep" in f["reason"] for f in book.report.skipped_files)
+
+
+def test_a_hard_link_to_a_file_outside_the_book_is_not_read(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nThe password is swordfish.\n")
+    root = write_book(tmp_path / "book", {"ok.md": OK_CHAPTER})
+    (root / "linked.md").hardlink_to(secret)
+    book = parse_book(root)
+    assert "swordfish" not in " ".join(s.text for s in book.sections)
+    assert skipped(root)["linked.md"].startswith("a hard link")
+
+
+@pytest.mark.parametrize("bad", ["../../x", "a b#c?d", "x/../../y"])
+def test_a_frontmatter_id_a_link_cannot_carry_is_not_used(tmp_path: Path, bad: str) -> None:
+    root = write_book(tmp_path / "book", {"page.md": f"---\nid: '{bad}'\n---\n\n{OK_CHAPTER}"})
+    book = parse_book(root)
+    assert [s.chapter_id for s in book.sections] == ["page"]
+    assert any("cannot be part of a link" in note for note in book.report.notes)
+
+
+def test_comments_an_author_hides_are_never_indexed(tmp_path: Path) -> None:
+    """Issue 43 item 8: HTML comments and MDX comments were indexed and quoted in answers."""
+    root = write_book(tmp_path / "book", {
+        "a.md": "# A\n\nVisible text about joints.\n\n<!-- internal: ship on Friday -->\n\n"
+                "Text <!-- inline secret --> goes on.\n",
+        "b.mdx": "# B\n\n{/* reviewer: this section is wrong */}\n\nVisible text about feet.\n"
+                 "{/* a comment\nover two lines */}\n"})
+    text = " ".join(s.text for s in parse_book(root).sections)
+    assert "Visible text about joints." in text and "Visible text about feet." in text
+    assert not any(word in text for word in ("Friday", "secret", "reviewer", "two lines"))
+
+
+PATHOLOGICAL = {"spaces": " ", "tabs": "\t", "brackets": "[", "bracket lines": "[\n",
+                "stars": "*a ", "underscores": "_a ", "backticks": "`a ", "quotes": "> ",
+                "items": "- ", "liquid": "{% ", "variables": "{{ ", "colons": ":",
+                "tags": "<a ", "labels": ":label:`", "roles": "{a}`b` ", "dollars": "$a ",
+                "entities": "&#", "pipes": "| ", "links": "[a](b) ", "images": "![",
+                "comments": "<!-- ", "mdx": "{/* ", "includes": "{{#include ",
+                "headings": "# a \n", "fences": "```\n", "escapes": "\\[", "dots": ". "}
+
+
+def _read_time(text: str) -> float:
+    from rag.book.markdown.reader import read_text
+
+    started = time.perf_counter()
+    read_text(text, mdx=True)
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize("shape", sorted(PATHOLOGICAL))
+def test_pathological_markdown_reads_in_time_linear_in_its_size(shape: str) -> None:
+    """One heading line of 1,500 spaces took 8.5 s (issue 43 item 2); "[" fifty thousand times
+    took markdown-it 12 s (its link labels are quadratic). Four times the input may take at most
+    about four times as long (a quadratic reader takes sixteen): timed in the same run, so a
+    noisy machine slows both."""
+    unit = PATHOLOGICAL[shape]
+    small = _read_time("# a" + unit * (4000 // len(unit)) + "b\n")
+    large = _read_time("# a" + unit * (16000 // len(unit)) + "b\n")
+    assert large < 8 * small + 0.3, (shape, small, large)
+
+
+def test_a_hostile_book_still_reads_its_good_chapters(tmp_path: Path) -> None:
+    root = write_book(tmp_path / "hostile", {
+        **{f"{name.replace(' ', '-')}.md": unit * (20000 // len(unit))
+           for name, unit in PATHOLOGICAL.items()}, "ok.md": OK_CHAPTER})
+    book = parse_book(root)
+    assert "fine" in [s.section_id for s in book.sections]
+    assert book.report.missed["brackets.md"] == {"markup too dense to read (read as text)": 1}

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.book.parse import clean_body, parse_book, slugify
+from rag.book.markdown.reader import read_text
+from rag.book.parse import parse_book
+from rag.book.slugs import slugify
 from rag.errors import InputError
 from tests.builders import GOLDEN, SAMPLE_BOOK, shared_path
 
@@ -128,8 +130,8 @@ def test_repeated_headings_get_docusaurus_suffixes_and_ids_stay_unique() -> None
 
 def test_inline_code_keeps_its_placeholders_while_prose_loses_its_tags() -> None:
     line = "Run `ros2 launch <yourname>_sim sim.launch.py`, then <b>check</b> `<depend>` tags."
-    assert clean_body(line, mdx=True) == [
-        ("Run `ros2 launch <yourname>_sim sim.launch.py`, then check `<depend>` tags.", False)]
+    assert read_text(line, mdx=True).parts[0].text == \
+        "Run `ros2 launch <yourname>_sim sim.launch.py`, then check `<depend>` tags."
 
 
 def test_mdx_is_cleaned_and_code_kept() -> None:
@@ -144,7 +146,8 @@ def test_mdx_is_cleaned_and_code_kept() -> None:
     assert 'echo "<Tabs> stays in code"' in code["text"]
     assert code["text"].endswith("After the code block.")
     note = sections["guide/plain#note"]["text"]
-    assert note.startswith("Note:\n") and "highlighted words" in note and "<" not in note
+    assert note.startswith("Note: A note body.") and "highlighted words" in note \
+        and "<" not in note
 
 
 def test_malformed_files_are_skipped_with_reasons_and_the_rest_ingested() -> None:
@@ -175,7 +178,7 @@ def test_missing_book_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_empty_book_folder_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a chapter")
-    with pytest.raises(InputError, match=r"has no \.md or \.mdx files"):
+    with pytest.raises(InputError, match=r"has no Markdown \(\.md, \.mdx\), PDF"):
         parse_book(tmp_path)
 
 
