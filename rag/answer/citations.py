@@ -1,4 +1,4 @@
-"""Stage 4a: markers -> citations built from stable IDs at answer time; URLs are never stored."""
+"""Stage 4a: markers -> citations built from section IDs at answer time; URLs are never stored."""
 
 from __future__ import annotations
 
@@ -24,13 +24,49 @@ class CitedAnswer:
     uncited_sentences: int
 
 
+# A book's published URLs, by its renderer, when settings give no url_template: {page} is the
+# chapter file's path without its extension (README is index), {page_dir} the same without a
+# trailing /index (the directory URLs MkDocs and Jekyll publish).
+RENDERER_URLS = {
+    "docusaurus": "{base_url}/docs/{module_id}/{chapter_id}#{section_id}",
+    "mkdocs": "{base_url}/{page_dir}/#{section_id}",
+    "jekyll": "{base_url}/{page_dir}/#{section_id}",
+    "mdbook": "{base_url}/{page}.html#{section_id}",
+    "sphinx": "{base_url}/{page}.html#{section_id}",
+    "jupyterbook": "{base_url}/{page}.html#{section_id}",
+    "d2l": "{base_url}/{page}.html#{section_id}",
+    "github": "{base_url}/{source_path}#{section_id}",
+}
+
+
+def url_template_for(template: str, renderer: str) -> str:
+    """The settings' template, or (when it is empty) the one the book's renderer publishes."""
+    return template or RENDERER_URLS.get(renderer, RENDERER_URLS["docusaurus"])
+
+
+def page_paths(source_path: str) -> tuple[str, str]:
+    """({page}, {page_dir}) of a chapter file: "guide/README.md" -> ("guide/index", "guide")."""
+    stem = source_path.rsplit(".", 1)[0] if "." in source_path.rsplit("/", 1)[-1] \
+        else source_path
+    head, _, name = stem.rpartition("/")
+    page = f"{head}/index" if head and name == "README" else \
+        ("index" if name == "README" else stem)
+    directory = page[:-len("/index")] if page.endswith("/index") else \
+        ("" if page == "index" else page)
+    return page, directory
+
+
 def build_url(template: str, base_url: str, chunk: Chunk) -> str:
-    """Stable IDs only; an unstable or missing section links to the chapter root."""
+    """The section's link on the published book: its id, explicit or derived as the renderer
+    derives it (a derived one is reported as such, as it changes with the heading's wording);
+    a chunk before the chapter's first heading links to the chapter."""
     if chunk.source != "book":
         return ""
-    section = chunk.section_id if chunk.stable and chunk.section_id else ""
+    section = chunk.section_id
+    page, page_dir = page_paths(chunk.source_path)
     url = template.format(base_url=base_url.rstrip("/"), module_id=chunk.module_id,
-                          chapter_id=chunk.chapter_id, section_id=section)
+                          chapter_id=chunk.chapter_id, section_id=section, page=page,
+                          page_dir=page_dir, source_path=chunk.source_path)
     url = url.rstrip("#") if not section else url
     scheme, sep, rest = url.rpartition("://")
     return f"{scheme}{sep}{re.sub(r'/{2,}', '/', rest)}"

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rag.answer import guardrails as g
+from rag.answer.citations import url_template_for
 from rag.answer.context import FULL_BOOK, SELECTION, ContextDecision, resolve, select_context
 from rag.answer.evidence import defines_asked, sentence_vectors_for
 from rag.answer.extractive import extractive_draft
@@ -67,6 +68,8 @@ class Pipeline:
         self.as_of = built or datetime.now(UTC).date().isoformat()
         self.sentence_vectors = sentence_vectors_for(index.embedder)
         self._warm_up()
+        renderer = (index.manifest.get("report") or {}).get("renderer", "")
+        self.url_template = url_template_for(settings.url_template, renderer)
         self.context = {"book_hash": index.manifest.get("book_hash", ""), "as_of": self.as_of,
                         "collection": index.collection}
 
@@ -91,6 +94,8 @@ class Pipeline:
         client_id names who asked (an API key's name, a signed-in role, or "local") for the
         audit row."""
         settings = settings or self.settings
+        if not settings.url_template:  # the book's renderer's links
+            settings = dataclasses.replace(settings, url_template=self.url_template)
         turn = Turn(question="", settings=settings, started=time.perf_counter(),
                     index=self._request_index())
         meta = {"query_id": str(uuid.uuid4()), "session_id": session_id, "mode": mode,

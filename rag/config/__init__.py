@@ -41,7 +41,7 @@ class Settings:
     settings_file: Path = DEFAULT_SETTINGS_FILE
     book_title: str = ""
     base_url: str = ""
-    url_template: str = "{base_url}/docs/{module_id}/{chapter_id}#{section_id}"
+    url_template: str = ""  # "": the book's renderer's (rag.answer.citations.RENDERER_URLS)
     embedder: str = "local"
     embed_runtime: str = "onnx"  # [embedders.local] runtime / RAG_EMBED_RUNTIME: onnx | torch
     query_model: str = "fp32"  # [embedders.local] query_model / RAG_QUERY_MODEL: int8 | fp32

@@ -14,7 +14,8 @@ from typing import Any
 from rag.errors import ConfigError
 from rag.types import MAX_SIGNALS, QUERY_TYPES, RERANKERS
 
-URL_FIELDS = ("base_url", "module_id", "chapter_id", "section_id")
+URL_FIELDS = ("base_url", "module_id", "chapter_id", "section_id", "page", "page_dir",
+              "source_path")
 # what each kind accepts, and how a message names it
 KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "int": ((int,), "a whole number"),

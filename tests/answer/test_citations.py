@@ -18,6 +18,7 @@ from rag.answer.citations import (
     pick_excerpt,
     render_inline,
     section_names,
+    url_template_for,
 )
 from rag.answer.pipeline import Pipeline
 from rag.book.parse import parse_book
@@ -82,9 +83,10 @@ def claude() -> Iterator[AnthropicServer]:
      "https://x.org/book/docs/control/pid-control#pid-basics"),
     ("{base_url}/{chapter_id}.html#{section_id}", BASE, make_chunk(),
      f"{BASE}/pid-control.html#pid-basics"),
-    # an unstable (slug) or missing section ID links to the chapter root
+    # a derived ID links to its section as the renderer publishes it; a missing one to the
+    # chapter root
     (TEMPLATE, BASE, make_chunk("common-tuning-mistakes", stable=False),
-     f"{BASE}/docs/control/pid-control"),
+     f"{BASE}/docs/control/pid-control#common-tuning-mistakes"),
     (TEMPLATE, BASE, make_chunk(""), f"{BASE}/docs/control/pid-control"),
     (TEMPLATE, BASE, dataclasses.replace(make_chunk(), module_id=""),
      f"{BASE}/docs/pid-control#pid-basics"),
@@ -93,6 +95,22 @@ def claude() -> Iterator[AnthropicServer]:
 ])
 def test_build_url(template: str, base: str, chunk: Chunk, url: str) -> None:
     assert build_url(template, base, chunk) == url
+
+
+@pytest.mark.parametrize(("renderer", "source_path", "url"), [
+    ("docusaurus", "control/pid-control.md", f"{BASE}/docs/control/pid-control#pid-basics"),
+    ("mkdocs", "tutorial/body.md", f"{BASE}/tutorial/body/#pid-basics"),
+    ("mkdocs", "tutorial/index.md", f"{BASE}/tutorial/#pid-basics"),
+    ("mdbook", "ch03-02-data-types.md", f"{BASE}/ch03-02-data-types.html#pid-basics"),
+    ("mdbook", "README.md", f"{BASE}/index.html#pid-basics"),
+    ("d2l", "chapter_linear/index.md", f"{BASE}/chapter_linear/index.html#pid-basics"),
+    ("jekyll", "our-style/active-voice.md", f"{BASE}/our-style/active-voice/#pid-basics"),
+])
+def test_each_renderer_publishes_its_own_urls(renderer: str, source_path: str, url: str) -> None:
+    """With no url_template in settings, a citation links where the book's renderer publishes
+    the section (rag.answer.citations.RENDERER_URLS)."""
+    chunk = dataclasses.replace(make_chunk(), source_path=source_path)
+    assert build_url(url_template_for("", renderer), BASE, chunk) == url
 
 
 def test_citation_fields_and_unstable_sections_are_flagged() -> None:
@@ -104,7 +122,7 @@ def test_citation_fields_and_unstable_sections_are_flagged() -> None:
         "S1", f"{BASE}/docs/control/pid-control#pid-basics", True, 0.71)
     assert (first.chunk_id, first.module_id, first.chapter_id, first.section_id) == (
         "id-pid-basics", "control", "pid-control", "pid-basics")
-    assert (second.url, second.stable) == (f"{BASE}/docs/control/pid-control", False)
+    assert (second.url, second.stable) == (f"{BASE}/docs/control/pid-control#tuning-slug", False)
     assert answer.unresolved == 0 and answer.uncited_sentences == 0
 
 
@@ -114,12 +132,13 @@ def test_chapter_root_citation_is_not_stable() -> None:
     assert citation.stable is False and citation.url == f"{BASE}/docs/control/pid-control"
 
 
-def test_sample_book_unstable_section_links_to_its_chapter(sample_index) -> None:
+def test_sample_book_derived_section_links_to_itself_and_says_so(sample_index) -> None:
     chunk = next(c for c in sample_index.chunks if c.section_id == "common-tuning-mistakes")
     assert chunk.stable is False
     (citation,) = cite("Common mistakes are listed [S1].", [make_hit(chunk)], TEMPLATE,
                        BASE).citations
-    assert citation.url == f"{BASE}/docs/control/pid-control" and citation.stable is False
+    assert citation.url == f"{BASE}/docs/control/pid-control#common-tuning-mistakes"
+    assert citation.stable is False
 
 
 # -- display format ----------------------------------------------------------------------------

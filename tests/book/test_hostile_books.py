@@ -179,11 +179,34 @@ def test_a_tree_1200_folders_deep_reads_what_is_in_bounds(tmp_path: Path) -> Non
         os.close(old)
     os.close(os.open("lost.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
     os.close(fd)
-    started = time.perf_counter()
-    book = parse_book(root)
-    assert time.perf_counter() - started < 10
-    assert [s.source_path for s in book.sections] == ["ok.md"]
-    assert any("folders deep" in f["reason"] for f in book.report.skipped_files)
+    try:
+        started = time.perf_counter()
+        book = parse_book(root)
+        assert time.perf_counter() - started < 10
+        assert [s.source_path for s in book.sections] == ["ok.md"]
+        assert any("folders deep" in f["reason"] for f in book.report.skipped_files)
+    finally:  # pytest's own clean-up of old temp folders recurses and would fail on this tree
+        remove_deep_tree(root / "d")
+
+
+def remove_deep_tree(top: Path) -> None:
+    """Delete a single-branch tree of any depth without recursion or long paths."""
+    parent = os.open(top.parent, os.O_RDONLY)
+    chain, name = [parent], top.name
+    while True:  # walk down, keeping a descriptor per level
+        fd = os.open(name, os.O_RDONLY, dir_fd=chain[-1])
+        entries = os.listdir(fd)
+        for entry in entries:
+            if entry != "d":
+                os.unlink(entry, dir_fd=fd)
+        chain.append(fd)
+        if "d" not in entries:
+            break
+        name = "d"
+    while len(chain) > 1:  # and back up, removing each emptied folder
+        os.close(chain.pop())
+        os.rmdir("d" if len(chain) > 1 else top.name, dir_fd=chain[-1])
+    os.close(parent)
 
 
 def test_a_hard_link_to_a_file_outside_the_book_is_not_read(tmp_path: Path) -> None:

@@ -69,8 +69,9 @@ def show_section(s: Section, target: bool, targets: Mapping[str, tuple] | None =
         if s.section_id:  # the element gets id=section_id; Streamlit scrolls to a matching #hash
             st.subheader(s.title.replace("$", "\\$"), anchor=s.section_id)
         if not s.stable:
-            st.caption(":material/link_off: no stable ID: links to this section go to the "
-                       "chapter")
+            st.caption(":material/link: derived ID: computed from the heading as the book's "
+                       "site computes it; it changes when the heading is reworded (an explicit "
+                       "`{#id}` keeps it)")
         if caption := pages_caption(s):
             st.caption(f":material/description: {caption}")
             for n, (page, text) in enumerate(pdf_pages(s)):

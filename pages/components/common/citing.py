@@ -62,7 +62,7 @@ def sources_markdown(citations: Sequence[dict], base_url: str | None = None) -> 
         page = f" · page {c['page']}" if c.get("page") else ""
         if c.get("page") and c.get("page_end") and c["page_end"] != c["page"]:
             page = f" · pages {c['page']}–{c['page_end']}"
-        unstable = "" if c.get("stable", True) or not c.get("url") else " · links to chapter"
+        unstable = "" if c.get("stable", True) or not c.get("url") else " · derived anchor"
         excerpt = _md_escape(c.get("excerpt", "")).replace("\n", " ")
         lines.append(f"{i}. {link}{page}{unstable} — *“{excerpt}”*")
     return "\n".join(lines)

@@ -51,8 +51,9 @@ def render_sidebar(ctx: AppContext, logins: RoleLogins | None = None,
             unstable = int(status.get("unstable_ids", 0))
             if unstable:
                 noun = "section" if unstable == 1 else "sections"
-                st.caption(f":orange[:material/link_off:] {unstable} {noun} without a stable "
-                           "ID `{#anchor}`: their citations link to the chapter.")
+                st.caption(f":orange[:material/link:] {unstable} {noun} with a derived ID: "
+                           "links land on them as the book's site makes them, and change when "
+                           "a heading is reworded (`rag ingest --report` lists the files).")
             else:
                 st.caption(":green[:material/link:] Every section has a stable ID.")
             st.caption(_index_line(status))

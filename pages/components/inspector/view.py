@@ -235,7 +235,7 @@ def chunk_reader(retrieval: Retrieval, row: int | None, question: str) -> None:
     st.caption(f"dense {hit.dense:.3f} · BM25 {hit.bm25:.3f} (raw {hit.bm25_raw:.2f}){extra} · "
                f"blended {hit.blended:.3f} · {status} · {c.token_count} tokens · "
                f"`{c.chapter_id}#{c.section_id}`"
-               + ("" if c.stable else " · no stable ID"))
+               + ("" if c.stable else " · derived ID"))
     st.markdown('<div class="folio-chunk" style="border:1px solid #dfe3e8;border-radius:6px;'
                 'padding:0.7rem 0.9rem;line-height:1.55;max-height:24rem;overflow-y:auto">'
                 f"{markdown_html(c.text, question)}</div>", unsafe_allow_html=True)
