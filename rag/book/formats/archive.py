@@ -22,7 +22,7 @@ ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OS
 
 
 def _mb(n: int) -> str:
-    return f"{n / 2**20:,.0f} MB"
+    return f"{n / 2**20:,.1f} MB" if n >= 2**20 else f"{n / 2**10:,.0f} KB"
 
 
 def check_file_size(raw: bytes, name: str) -> None:
@@ -59,8 +59,9 @@ def open_zip(raw: bytes, name: str, kind: str) -> zipfile.ZipFile:
 
 
 def read_member(archive: zipfile.ZipFile, member: str, name: str, kind: str,
-                limit: int = MAX_MARKUP_BYTES) -> bytes:
+                limit: int | None = None) -> bytes:
     """One member's bytes; InputError when it is missing, too large or damaged."""
+    limit = MAX_MARKUP_BYTES if limit is None else limit
     try:
         info = archive.getinfo(member)
     except KeyError as e:

@@ -47,7 +47,11 @@ PLAIN_STYLES = re.compile(r"^(?:Normal.*|Body Text.*|First Paragraph|Compact|Lis
                           r"Text Body|Hyperlink|Strong|Emphasis|\w+Tok)$", re.IGNORECASE)
 UNKNOWN_STYLE = re.compile(r"^Unrecognised (paragraph|run) style: (.*?) \(Style ID: .*\)$")
 IGNORED_ELEMENT = re.compile(r"^An unrecognised element was ignored: (\S+)$")
+MATH_NS = "officeDocument/2006/math"  # mammoth names elements of unknown namespaces by URI
 EQUATION = "equations dropped (Word equations are not read; type key formulas as text)"
+EQUATION_XML = re.compile(rb"<(?:\w+:)?oMath[\s>]")
+STYLE_AS_TEXT = ("{kind} styles read as plain text (give those paragraphs a Heading, Quote or "
+                 "Code style to keep their meaning)")
 WORD_INTERNAL_ID = re.compile(r"^_(?:Toc|Ref|GoBack|Hlk)")  # bookmarks Word makes by itself
 ENCRYPTED_STREAM = "EncryptionInfo".encode("utf-16-le")
 CORE_TITLE = "{http://purl.org/dc/elements/1.1/}title"
@@ -63,8 +67,9 @@ def read_docx(raw: bytes, name: str) -> ConvertedBook:
         raise InputError(f"{name} is a Word 97-2003 .doc, not a .docx: open it in Word or "
                          "LibreOffice and save it as .docx.")
     archive = open_zip(raw, name, KIND)
-    read_member(archive, "word/document.xml", name, KIND)  # present and within the limits
+    document = read_member(archive, "word/document.xml", name, KIND)  # there, within limits
     problems = Problems()
+    problems.add(EQUATION, count=len(EQUATION_XML.findall(document)))
     html = _to_html(raw, name, problems)
     soup = BeautifulSoup(html, PARSER)
     title_tag = soup.find("h1", class_=DOC_TITLE_CLASS)
@@ -94,18 +99,17 @@ def _to_html(raw: bytes, name: str, problems: Problems) -> str:
 
 
 def _note(message: str, problems: Problems) -> None:
-    """mammoth's warnings, per kind: a style it read as plain text, an element it dropped."""
+    """mammoth's warnings (each said once): a style it read as plain text, an element dropped.
+    Equations are counted from the XML instead, since one warning stands for all of them."""
     style = UNKNOWN_STYLE.match(message)
     element = IGNORED_ELEMENT.match(message)
     if style and not PLAIN_STYLES.match(style.group(2)):
-        kind = "paragraph" if style.group(1) == "paragraph" else "character"
-        problems.add(f"{kind} style '{style.group(2)}' read as plain text (give those "
-                     "paragraphs a Heading, Quote or Code style to keep their meaning)")
-    elif element and element.group(1).startswith("m:"):
-        problems.add(EQUATION)
-    elif element:
-        problems.add(f"Word element {element.group(1)} dropped (not read by Folio)")
-    elif not style:
+        problems.add(STYLE_AS_TEXT.format(kind=style.group(1).replace("run", "character")),
+                     f"'{style.group(2)}'")
+    elif element and not (element.group(1).startswith("m:") or MATH_NS in element.group(1)):
+        local = element.group(1).rsplit("}", 1)[-1]
+        problems.add("Word element kinds dropped (not read by Folio)", f"<{local}>")
+    elif not style and not element:
         problems.add(f"not read: {message}")
 
 

@@ -58,7 +58,10 @@ class BookConverter(MarkdownConverter):
 
     def process_text(self, el: NavigableString, parent_tags: set[str] | None = None) -> str:
         self._line_start = _starts_line(el)  # read by escape(), which markdownify calls inside
-        return super().process_text(el, parent_tags)
+        text = super().process_text(el, parent_tags)
+        if self._line_start and "pre" not in (parent_tags or ()):
+            text = text.lstrip(" ")  # what removed elements left before the first word
+        return text
 
     def escape(self, text: str, parent_tags: set[str]) -> str:
         for pattern, replacement in ESCAPES:
@@ -127,7 +130,9 @@ def _starts_line(el: PageElement) -> bool:
     node = el
     while node is not None:
         prev = node.previous_sibling
-        while isinstance(prev, NavigableString) and not prev.strip():
+        while (isinstance(prev, NavigableString) and not prev.strip()) or (
+                isinstance(prev, Tag) and prev.name not in BLOCKS | {"br", "folio-math"}
+                and next(prev.stripped_strings, None) is None):  # nothing left of it to show
             prev = prev.previous_sibling
         if prev is not None:
             return isinstance(prev, Tag) and (prev.name == "br" or prev.name in BLOCKS)

@@ -44,16 +44,17 @@ def prepare(root: Tag, soup: BeautifulSoup, problems: Problems, where: str) -> N
     _remove(root, lambda tag: _is_chrome(tag, problems, where))
     for img in root.find_all("img"):
         _image_to_alt(img, problems, where)
-    _tidy_tables(root, problems, where)
-    for pre in root.find_all("pre"):
+    for pre in root.find_all("pre"):  # before tables move code blocks out of their holders
         pre["data-lang"] = _code_language(pre)
         if [c.name for c in pre.children if isinstance(c, Tag)] == ["code"]:
             for text in [c for c in pre.children if isinstance(c, NavigableString)]:
                 if not text.strip():
                     text.extract()  # markup indentation around <code> (pretty-printed XHTML)
+    _tidy_tables(root, problems, where)
     for heading in root.find_all(HEADING):
         _give_heading_its_id(heading)
     _flatten_deep(root, problems, where)
+    root.smooth()  # texts left side by side by removals: one string, so whitespace collapses
 
 
 def _is_figure(svg: Tag) -> bool:
