@@ -25,6 +25,10 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:,.1f} MB" if n >= 2**20 else f"{n / 2**10:,.0f} KB"
 
 
+def _a(kind: str) -> str:
+    return f"{'an' if kind[0] in 'AEIOU' else 'a'} {kind}"
+
+
 def check_file_size(raw: bytes, name: str) -> None:
     if len(raw) > MAX_FILE_BYTES:
         raise InputError(f"{name} is {_mb(len(raw))}, over the {_mb(MAX_FILE_BYTES)} limit for "
@@ -36,16 +40,16 @@ def open_zip(raw: bytes, name: str, kind: str) -> zipfile.ZipFile:
     `kind` names the format in messages ("Word document", "EPUB")."""
     check_file_size(raw, name)
     if not raw.startswith(ZIP_MAGIC):
-        raise InputError(f"{name} is not a {kind}: it is not a zip archive. Export it again "
-                         f"as a {kind}, or check that the file is not truncated.")
+        raise InputError(f"{name} is not {_a(kind)}: it is not a zip archive. Export it "
+                         f"again as {_a(kind)}, or check that the file is not truncated.")
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
         infos = archive.infolist()
     except ZIP_ERRORS as e:
-        raise InputError(f"{name} is a damaged {kind} ({e}): export it again from the "
+        raise InputError(f"{name} is {_a('damaged ' + kind)} ({e}): export it again from the "
                          "program that made it.") from e
     if len(infos) > MAX_ENTRIES:
-        raise InputError(f"{name} holds {len(infos):,} files, over the {MAX_ENTRIES:,} a {kind} "
+        raise InputError(f"{name} holds {len(infos):,} files, over the {MAX_ENTRIES:,} {_a(kind)} "
                          "may hold: it is not a book as saved by a book tool, so it is not read.")
     unpacked = sum(i.file_size for i in infos)
     if unpacked > MAX_UNPACKED_BYTES:
@@ -65,7 +69,7 @@ def read_member(archive: zipfile.ZipFile, member: str, name: str, kind: str,
     try:
         info = archive.getinfo(member)
     except KeyError as e:
-        raise InputError(f"{name} is not a complete {kind}: {member} is missing. Export it "
+        raise InputError(f"{name} is not {_a('complete ' + kind)}: {member} is missing. Export it "
                          "again from the program that made it.") from e
     if info.file_size > limit:
         raise InputError(f"{name}: {member} is {_mb(info.file_size)}, over the {_mb(limit)} "
@@ -74,5 +78,5 @@ def read_member(archive: zipfile.ZipFile, member: str, name: str, kind: str,
     try:
         return archive.read(info)
     except ZIP_ERRORS as e:
-        raise InputError(f"{name} is a damaged {kind}: {member} cannot be unpacked ({e}). "
+        raise InputError(f"{name} is {_a('damaged ' + kind)}: {member} cannot be unpacked ({e}). "
                          "Export it again from the program that made it.") from e
