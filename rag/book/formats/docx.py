@@ -31,6 +31,7 @@ p[style-name='Title'] => h1.{DOC_TITLE_CLASS}:fresh
 p[style-name='Subtitle'] => p:fresh
 p[style-name='Quote'] => blockquote > p:fresh
 p[style-name='Intense Quote'] => blockquote > p:fresh
+p[style-name='Block Text'] => blockquote > p:fresh
 p[style-name='Code'] => pre:separator('\\n')
 p[style-name='Source Code'] => pre:separator('\\n')
 p[style-name='HTML Preformatted'] => pre:separator('\\n')

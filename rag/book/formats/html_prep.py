@@ -31,6 +31,7 @@ GENERIC_ALT = re.compile(r"^(image|img|figure|fig|picture|photo|screenshot|icon|
                          r"diagram|untitled)?\s*[\d.]*$|\.\w{2,4}$|[/\\]", re.IGNORECASE)
 TEX_DELIMS = re.compile(r"^\s*(?:\\\(|\\\[|\$\$|\$)(.*?)(?:\\\)|\\\]|\$\$|\$)\s*$", re.DOTALL)
 HEADING = re.compile(r"^h[1-6]$")
+SECTIONING = ("section", "article", "div", "header", "hgroup")
 
 
 def prepare(root: Tag, soup: BeautifulSoup, problems: Problems, where: str) -> None:
@@ -148,25 +149,29 @@ def _code_language(pre: Tag) -> str:
 
 
 def _give_heading_its_id(heading: Tag) -> None:
-    """The id a link to this heading uses: its own, an anchor inside it, its section's (Sphinx,
-    Pandoc), or an empty anchor just before it (older HTML, EPUB)."""
+    """The id a link to this heading uses: its own, an anchor inside it, that of the section it
+    opens (Sphinx, Pandoc, Standard Ebooks' <article>), or an empty anchor just before it."""
     if heading.get("id"):
         return
     inner = heading.find(lambda t: t.name in ("a", "span") and not t.get("href")
                          and (t.get("id") or t.get("name")))
-    parent = heading.parent
     before = heading.find_previous_sibling(True)
     if inner is not None:
-        found = inner.get("id") or inner.get("name")
-    elif parent is not None and parent.name in ("section", "div") and parent.get("id") \
-            and parent.find(True, recursive=False) is heading:
-        found = parent.get("id")
+        heading["id"] = inner.get("id") or inner.get("name")
     elif before is not None and before.name == "a" and not before.get_text(strip=True) \
             and (before.get("id") or before.get("name")):
-        found = before.get("id") or before.get("name")
+        heading["id"] = before.get("id") or before.get("name")
     else:
-        return
-    heading["id"] = found
+        node = heading
+        for _ in range(3):  # a heading wrapped in <header> or <hgroup> still opens the section
+            parent = node.parent
+            if parent is None or parent.name not in SECTIONING \
+                    or parent.find(True, recursive=False) is not node:
+                return
+            if parent.get("id"):
+                heading["id"] = parent["id"]
+                return
+            node = parent
 
 
 def _keep_math(root: Tag, soup: BeautifulSoup, problems: Problems, where: str) -> None:

@@ -103,8 +103,9 @@ def read_html_site(pages: list[tuple[str, bytes]]) -> ConvertedBook:
             if len(by_path[path]) > MAX_MARKUP_BYTES:
                 raise Unreadable(PAGE_TOO_LARGE)
             soup = parse_html(decode_html(by_path[path]), path)
-            links = nav_links(path, soup, chapters)
-            nav = links if len(links) > len(nav) else nav
+            if len(nav) < len(chapters) / 2:  # every page repeats the sidebar: stop once found
+                links = nav_links(path, soup, chapters)
+                nav = links if len(links) > len(nav) else nav
             og = og or og_site_name(soup)
             if path not in chapters:
                 problems.add(SKIPPED_MACHINERY, path)
