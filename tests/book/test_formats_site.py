@@ -184,7 +184,7 @@ def test_a_page_without_main_element_keeps_its_body_without_header_aside_and_foo
 
 
 def test_unreadable_pages_are_reported_and_the_rest_still_converts(monkeypatch):
-    monkeypatch.setattr(site, "MAX_MARKUP_BYTES", 2_000)
+    monkeypatch.setattr(site, "MAX_HTML_BYTES", 2_000)
     good = page("<body><h1>Good</h1><p>Readable.</p></body>")
     pages = [("good.html", good), ("latin1.html", "<p>café</p>".encode("cp1252")),
              ("binary.html", b"\x00\x01\x02" * 50), ("empty.html", page("<body></body>")),

@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 # Limits. A 300-page technical book is a 2-15 MB DOCX or EPUB whose largest XML/XHTML member is
-# 1-5 MB; mammoth and BeautifulSoup each read about 0.5 MB/s on this 2-core machine under load
-# (measured: 1.4 MB document.xml, 162k words, in 3.0 s and 20 MB), so 64 MB of markup is about two
-# minutes, the most one file may cost.
+# 1-5 MB. Measured here (2 cores shared by several sessions, load average about 10): mammoth read
+# a 1.4 MB document.xml (162k words) in 3.0 s with 20 MB; BeautifulSoup + markdownify turned 5 MB
+# of HTML into Markdown in 189 s with a 350 MB peak (about 70 bytes per byte), and 3.1 MB of
+# mdBook pages in 18 s. An HTML document is therefore held to 8 MB (about 560 MB at most).
 MAX_FILE_BYTES = 200 * 2**20  # the .docx/.epub as given
 MAX_ENTRIES = 10_000  # members of the zip: a book has tens to a few thousand
 MAX_UNPACKED_BYTES = 1 * 2**30  # the declared sizes of all members together (a zip bomb's tell)
-MAX_MARKUP_BYTES = 64 * 2**20  # one member or page that is parsed (document.xml, a chapter)
+MAX_MARKUP_BYTES = 32 * 2**20  # one zip member that is read (document.xml, an EPUB chapter)
+MAX_HTML_BYTES = 8 * 2**20  # one HTML document BeautifulSoup parses (a page, a chapter, a DOCX)
 MAX_PAGES = 5_000  # pages of a built site
 MAX_DEPTH = 100  # element nesting kept as structure; deeper wrappers are flattened (see html_prep)
 
@@ -80,7 +82,7 @@ PAGE_NOT_HTML = "pages not read: binary data, not HTML"
 PAGE_NOT_UTF8 = ("pages not read: not UTF-8 and no charset declared (save them as UTF-8 or "
                  "declare their charset in a meta tag)")
 PAGE_BAD_CHARSET = "pages not read: their declared charset is unknown or does not fit the bytes"
-PAGE_TOO_LARGE = f"pages not read: over {MAX_MARKUP_BYTES // 2**20} MB each (split them)"
+PAGE_TOO_LARGE = f"pages not read: over {MAX_HTML_BYTES // 2**20} MB of HTML each (split them)"
 PAGE_NO_TEXT = "pages without text skipped (covers, image-only or empty pages)"
 
 

@@ -20,7 +20,7 @@ from bs4 import BeautifulSoup, Tag
 
 from rag.book.formats.archive import OLE_MAGIC, check_file_size, open_zip, read_member
 from rag.book.formats.base import ConvertedBook, ConvertedChapter, Problems, unique_path
-from rag.book.formats.html_markdown import PARSER, soup_to_markdown
+from rag.book.formats.html_markdown import PARSER, parse_html, soup_to_markdown
 from rag.book.slugs import slugify
 from rag.errors import InputError
 
@@ -71,8 +71,7 @@ def read_docx(raw: bytes, name: str) -> ConvertedBook:
     document = read_member(archive, "word/document.xml", name, KIND)  # there, within limits
     problems = Problems()
     problems.add(EQUATION, count=len(EQUATION_XML.findall(document)))
-    html = _to_html(raw, name, problems)
-    soup = BeautifulSoup(html, PARSER)
+    soup = parse_html(_to_html(raw, name, problems), name)
     title_tag = soup.find("h1", class_=DOC_TITLE_CLASS)
     doc_title = _core_title(archive) or _text(title_tag) or PurePosixPath(name).stem
     if title_tag is not None:

@@ -149,9 +149,13 @@ def _chapters(archive: zipfile.ZipFile, spine: list[_Item], toc: dict[str, str],
             continue
         try:
             raw = read_member(archive, item.href, "the EPUB", KIND)
+        except InputError:
+            problems.add(UNPACK_FAILED, relative)
+            continue
+        try:
             soup = parse_html(decode_html(raw), relative)
         except (InputError, Unreadable) as e:
-            problems.add(str(e) if isinstance(e, Unreadable) else UNPACK_FAILED, relative)
+            problems.add(str(e) if isinstance(e, Unreadable) else base.PAGE_TOO_LARGE, relative)
             continue
         body = soup.body or soup
         markdown = soup_to_markdown(body, soup, problems, relative)

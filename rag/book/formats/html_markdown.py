@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup, NavigableString, PageElement, Tag
 from markdownify import ATX, MarkdownConverter, chomp
 
 from rag.book.formats import base
-from rag.book.formats.base import MAX_MARKUP_BYTES, Problems, Unreadable
+from rag.book.formats.base import Problems, Unreadable
 from rag.book.formats.html_prep import prepare
 from rag.errors import InputError
 
@@ -182,9 +182,10 @@ def decode_html(raw: bytes) -> str:
 
 
 def parse_html(html: str, where: str) -> BeautifulSoup:
-    if len(html) > MAX_MARKUP_BYTES:
-        raise InputError(f"{where} is {len(html) / 2**20:,.0f} MB of HTML, over the "
-                         f"{MAX_MARKUP_BYTES / 2**20:,.0f} MB Folio reads from one page: split it.")
+    if len(html) > base.MAX_HTML_BYTES:
+        raise InputError(f"{where} is {len(html) / 2**20:,.1f} MB of HTML, over the "
+                         f"{base.MAX_HTML_BYTES / 2**20:,.0f} MB Folio reads as one document: "
+                         "split it into smaller files.")
     return BeautifulSoup(html, PARSER)
 
 

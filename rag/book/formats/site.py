@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from bs4 import BeautifulSoup
 
 from rag.book.formats.base import (
-    MAX_MARKUP_BYTES,
+    MAX_HTML_BYTES,
     MAX_PAGES,
     PAGE_NO_TEXT,
     PAGE_TOO_LARGE,
@@ -100,7 +100,7 @@ def read_html_site(pages: list[tuple[str, bytes]]) -> ConvertedBook:
             problems.add(SKIPPED_MACHINERY, path)
             continue
         try:
-            if len(by_path[path]) > MAX_MARKUP_BYTES:
+            if len(by_path[path]) > MAX_HTML_BYTES:
                 raise Unreadable(PAGE_TOO_LARGE)
             soup = parse_html(decode_html(by_path[path]), path)
             if len(nav) < len(chapters) / 2:  # every page repeats the sidebar: stop once found
