@@ -98,6 +98,14 @@ class BookConverter(MarkdownConverter):
         fence = "`" * max(3, longest + 1)
         return f"\n\n{fence}{el.get('data-lang') or ''}\n{code}\n{fence}\n\n"
 
+    def convert_code(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        if "_noformat" in parent_tags or "\n" not in text:
+            return super().convert_code(el, text, parent_tags)
+        return super().convert_code(el, " ".join(text.split()), parent_tags)  # a span is a line
+
+    convert_kbd = convert_code
+    convert_samp = convert_code
+
     def convert_br(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if "pre" in parent_tags:
             return "\n"

@@ -31,6 +31,7 @@ GENERIC_ALT = re.compile(r"^(image|img|figure|fig|picture|photo|screenshot|icon|
                          r"diagram|untitled)?\s*[\d.]*$|\.\w{2,4}$|[/\\]", re.IGNORECASE)
 TEX_DELIMS = re.compile(r"^\s*(?:\\\(|\\\[|\$\$|\$)(.*?)(?:\\\)|\\\]|\$\$|\$)\s*$", re.DOTALL)
 HEADING = re.compile(r"^h[1-6]$")
+NOT_TEX = re.compile(r"<[A-Za-z/!?]|\$")
 SECTIONING = ("section", "article", "div", "header", "hgroup")
 
 
@@ -198,7 +199,10 @@ def _keep_math(root: Tag, soup: BeautifulSoup, problems: Problems, where: str) -
                                    or "display" in (tag.get("class") or [])))
 
 
-def _math(soup: BeautifulSoup, tex: str, display: bool) -> Tag:
+def _math(soup: BeautifulSoup, tex: str, display: bool) -> Tag | NavigableString:
+    """A formula as TeX; text that cannot be TeX (markup, dollars) stays text, escaped later."""
+    if NOT_TEX.search(tex):
+        return NavigableString(tex)
     return soup.new_tag("folio-math", attrs={"tex": tex.strip(), "display": "1" if display else ""})
 
 
