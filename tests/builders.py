@@ -441,3 +441,199 @@ def launched_chromium():
             yield instance
         finally:
             instance.close()
+
+
+# Book files built in code for the format readers (rag/book/formats): one small book of our own
+# writing in DOCX, EPUB and a built HTML site, plus the pieces hostile-file tests assemble.
+HANDBOOK_TITLE = "A Bicycle Workshop Handbook"
+HANDBOOK = [  # (chapter title, chapter id, [(section title, section id, [paragraphs])])
+    ("Tyres and Tubes", "tyres", [
+        ("Choosing a Tyre", "choosing-a-tyre", [
+            "A wider tyre rolls over rough ground with less effort than a narrow one.",
+            "Tread matters only off road; on tarmac a slick tyre grips as well."]),
+        ("Fixing a Puncture", "fixing-a-puncture", [
+            "Find the hole by pumping the tube and listening for the hiss.",
+            "Roughen the rubber around the hole before you spread the glue."]),
+        ("Pressure", "pressure", [
+            "A 28 mm road tyre wants about 80 psi for a rider of average weight.",
+            "Lower pressure gives more grip and comfort at the cost of speed."])]),
+    ("Brakes", "brakes", [
+        ("Rim Brakes", "rim-brakes", [
+            "Rim brakes squeeze the wheel rim between two rubber pads.",
+            "Worn pads show no grooves; replace them before the metal shows."]),
+        ("Disc Brakes", "disc-brakes", [
+            "Disc brakes stop as well in the rain as in the dry.",
+            "Keep oil away from the rotor, or the pads will glaze."]),
+        ("Adjusting the Cable", "adjusting-the-cable", [
+            "Turn the barrel adjuster anticlockwise to tighten a slack cable.",
+            "The lever should stop a finger's width before the handlebar."])]),
+    ("Gears", "gears", [
+        ("Derailleurs", "derailleurs", [
+            "The rear derailleur moves the chain across the cassette.",
+            "Two limit screws stop the chain falling off either end."]),
+        ("Indexing", "indexing", [
+            "Indexing lines up each click of the shifter with one sprocket.",
+            "A quarter turn of the barrel adjuster moves every gear a little."]),
+        ("Chain Wear", "chain-wear", [
+            "A chain stretches as its pins wear, about 0.5 mm per 100 links a year.",
+            "Replace a chain at 0.75 percent wear to spare the cassette."])]),
+]
+HANDBOOK_TABLE = [("Tyre width", "Pressure"), ("25 mm", "90 psi"), ("28 mm", "80 psi"),
+                  ("32 mm", "65 psi")]  # after the "pressure" section's paragraphs
+HANDBOOK_STEPS = ["Loosen the anchor bolt.", "Pull the cable taut.", "Tighten the bolt again."]
+HANDBOOK_CODE = "def gear_ratio(front: int, rear: int) -> float:\n    return front / rear"
+
+
+def docx_bytes(build) -> bytes:
+    """A .docx written by python-docx; `build(document)` adds its content."""
+    import io
+
+    import docx
+
+    document = docx.Document()
+    build(document)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def handbook_docx() -> bytes:
+    def build(document) -> None:
+        document.core_properties.title = HANDBOOK_TITLE
+        document.add_paragraph("How to keep a bicycle running, one job at a time.")
+        for title, _, sections in HANDBOOK:
+            document.add_heading(title, level=1)
+            for section, section_id, paragraphs in sections:
+                document.add_heading(section, level=2)
+                for paragraph in paragraphs:
+                    document.add_paragraph(paragraph)
+                _docx_extra(document, section_id)
+
+    return docx_bytes(build)
+
+
+def _docx_extra(document, section_id: str) -> None:
+    from docx.enum.style import WD_STYLE_TYPE
+
+    if section_id == "pressure":
+        table = document.add_table(rows=len(HANDBOOK_TABLE), cols=2)
+        for r, row in enumerate(HANDBOOK_TABLE):
+            for c, text in enumerate(row):
+                table.cell(r, c).text = text
+    elif section_id == "adjusting-the-cable":
+        for step in HANDBOOK_STEPS:
+            document.add_paragraph(step, style="List Number")
+    elif section_id == "chain-wear":
+        style = document.styles.add_style("Code", WD_STYLE_TYPE.PARAGRAPH)
+        for line in HANDBOOK_CODE.split("\n"):
+            document.add_paragraph(line, style=style)
+
+
+def epub_bytes(chapters: list[tuple[str, str, str]], title: str = HANDBOOK_TITLE,
+               toc_titles: list[str] | None = None) -> bytes:
+    """An EPUB 3 (with an EPUB 2 NCX) written by ebooklib: chapters are (file name, title, body
+    XHTML); the table of contents titles them `toc_titles` (default: their titles)."""
+    import io
+    import warnings
+
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("handbook-1")
+    book.set_title(title)
+    book.set_language("en")
+    items = []
+    for file_name, chapter_title, body in chapters:
+        item = epub.EpubHtml(title=chapter_title, file_name=file_name, lang="en")
+        item.content = body
+        book.add_item(item)
+        items.append(item)
+    names = toc_titles or [t for _, t, _ in chapters]
+    book.toc = [epub.Link(i.file_name, name, i.id) for i, name in zip(items, names, strict=True)]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", *items]
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ebooklib's notices about its future defaults
+        epub.write_epub(out, book)
+    return out.getvalue()
+
+
+def handbook_chapter_html(index: int, heading_tag: str = "h1") -> str:
+    """One handbook chapter as plain semantic HTML with heading ids."""
+    title, chapter_id, sections = HANDBOOK[index]
+    html = [f'<{heading_tag} id="{chapter_id}">{title}</{heading_tag}>']
+    for section, section_id, paragraphs in sections:
+        html.append(f'<h2 id="{section_id}">{section}</h2>')
+        html.extend(f"<p>{p}</p>" for p in paragraphs)
+        if section_id == "pressure":
+            head, *rows = HANDBOOK_TABLE
+            html.append("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
+                        + "</tr></thead><tbody>" + "".join(
+                            "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                            for row in rows) + "</tbody></table>")
+        elif section_id == "adjusting-the-cable":
+            html.append("<ol>" + "".join(f"<li>{step}</li>" for step in HANDBOOK_STEPS)
+                        + "</ol>")
+        elif section_id == "chain-wear":
+            html.append(f'<pre><code class="language-python">{HANDBOOK_CODE}</code></pre>')
+    return "\n".join(html)
+
+
+def handbook_epub() -> bytes:
+    return epub_bytes([(f"text/{cid}.xhtml", title, handbook_chapter_html(n))
+                       for n, (title, cid, _) in enumerate(HANDBOOK)])
+
+
+def zip_bytes(members: dict[str, bytes | str]) -> bytes:
+    """A zip of `members` in the given order, `mimetype` stored uncompressed as EPUB wants."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path, data in members.items():
+            kind = zipfile.ZIP_STORED if path == "mimetype" else zipfile.ZIP_DEFLATED
+            archive.writestr(path, data, compress_type=kind)
+    return out.getvalue()
+
+
+def site_page(title: str, main: str, pages: list[tuple[str, str]], depth: int = 0) -> str:
+    """A page as mdBook 0.4 builds one: sidebar of `pages` (href, text), menu bar, the text in
+    <main> with permalinked headings, previous/next links, and scripts."""
+    up = "../" * depth
+    links = "".join(f'<li class="chapter-item"><a href="{up}{href}">{text}</a></li>'
+                    for href, text in pages)
+    return f"""<!DOCTYPE HTML><html lang="en"><head><meta charset="UTF-8">
+<title>{title} - {HANDBOOK_TITLE}</title><style>main {{ max-width: 40em }}</style>
+<script>var path_to_root = "{up}";</script></head><body>
+<nav id="sidebar" class="sidebar" aria-label="Table of contents">
+<div class="sidebar-scrollbox"><ol class="chapter">{links}</ol></div></nav>
+<div id="page-wrapper" class="page-wrapper"><div class="page">
+<div id="menu-bar" class="menu-bar"><h1 class="menu-title">{HANDBOOK_TITLE}</h1>
+<a href="{up}print.html" title="Print this book"><i class="fa fa-print"></i></a></div>
+<div id="content" class="content"><main>
+{main}
+</main><nav class="nav-wrapper" aria-label="Page navigation">
+<a rel="next" href="{up}{pages[-1][0]}" class="mobile-nav-chapters next">›</a></nav>
+</div></div></div>
+<!-- Livereload script (if served using the cli tool) -->
+<script src="{up}book.js"></script></body></html>"""
+
+
+def handbook_site() -> list[tuple[str, bytes]]:
+    """The handbook as a built site: index first in its sidebar, chapters under chapters/ (so path
+    order differs from the sidebar's), plus the search and 404 pages a generator writes."""
+    nav = [("index.html", "Introduction"),
+           *((f"chapters/{cid}.html", title) for title, cid, _ in HANDBOOK)]
+    pages = [("index.html", site_page("Introduction", '<h1 id="introduction">'
+              '<a class="header" href="#introduction">Introduction</a></h1>\n'
+              "<p>How to keep a bicycle running, one job at a time.</p>", nav))]
+    for n, (title, cid, _) in enumerate(HANDBOOK):
+        main = handbook_chapter_html(n).replace(
+            "</h2>", '<a class="headerlink" href="#" title="Permalink">¶</a></h2>')
+        pages.append((f"chapters/{cid}.html", site_page(title, main, nav, depth=1)))
+    pages.append(("404.html", site_page("Page not found", "<h1>Document not found</h1>", nav)))
+    pages.append(("search.html", site_page("Search", "<h1>Search</h1>", nav)))
+    return [(path, html.encode()) for path, html in pages]
