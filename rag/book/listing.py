@@ -11,7 +11,7 @@ from rag.errors import InputError
 
 MARKDOWN = (".md", ".mdx", ".markdown")
 DOCUMENTS = (".pdf", ".docx", ".epub")
-PAGES = (".html", ".htm")
+PAGES = (".html", ".htm", ".xhtml")
 EXTENSIONS = (*MARKDOWN, *DOCUMENTS, *PAGES)
 MAX_DEPTH = 32  # folders below the book's root
 MAX_FILES = 20_000

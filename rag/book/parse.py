@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,9 +143,15 @@ def parse_book(root: Path, renderer: str = "") -> Book:
     budget = IncludeBudget()
     chapters = [_markdown_chapter(rel, meta, body, layout, labels, budget, report)
                 for rel, meta, body in bodies]
+    titles: list[str] = []
     chapters += [_Chapter(rel, meta, found) for rel, meta, found in
-                 _documents(documents, layout, report)]
-    return _assemble(given, root, layout, chapters, report, digest.hexdigest())
+                 _documents(documents, layout, report, titles)]
+    book = _assemble(given, root, layout, chapters, report, digest.hexdigest())
+    listed = {f.relative_to(root).as_posix() for f in files}
+    report.files = len(listed - {f["path"] for f in report.skipped_files})
+    if not book.title and len(titles) == 1:  # one DOCX, EPUB or site: the book it is
+        book.title = titles[0]
+    return book
 
 
 def _markdown_chapter(rel: Path, meta: dict, body: str, layout: Layout, labels: dict[str, str],
@@ -173,7 +180,8 @@ def _sections(parts: list, rel: Path, meta: dict, layout: Layout, report: BookRe
                             layout.slug_style, report.duplicates)
 
 
-def _documents(documents: list[tuple[Path, bytes]], layout: Layout, report: BookReport):
+def _documents(documents: list[tuple[Path, bytes]], layout: Layout, report: BookReport,
+               titles: list[str]) -> Iterator[tuple[Path, dict, list[Section]]]:
     """(rel, meta, sections) of each PDF, and of each chapter of a DOCX, EPUB or HTML site."""
     for rel, raw in documents:
         if rel.suffix.lower() == ".pdf":
@@ -187,13 +195,15 @@ def _documents(documents: list[tuple[Path, bytes]], layout: Layout, report: Book
                                         for pages, why in read.problems)
             yield rel, {}, list(read.sections)
     converted = [(rel, raw) for rel, raw in documents if rel.suffix.lower() != ".pdf"]
-    for rel, meta, body, problems in convert_documents(converted, report.skipped_files):
-        if problems:
-            report.missed[rel.as_posix()] = dict(Counter(problems))
-        rewriter = Rewriter(Includes(layout.root, (), layout.root, IncludeBudget(0)), {},
-                            mdx=False, myst=False)
-        read = read_markdown(body, rewriter)
-        yield rel, meta, _sections(read.parts, rel, meta, layout, report)
+    nowhere = Includes(layout.root, (), layout.root, IncludeBudget(0))  # a document includes none
+    for chapter in convert_documents(converted, report.skipped_files, titles):
+        read = read_markdown(chapter.markdown, Rewriter(nowhere, {}, mdx=False, myst=False))
+        missed = Counter(chapter.missed) + read.missed
+        if missed:
+            report.missed[chapter.source] = dict(sorted(
+                (Counter(report.missed.get(chapter.source, {})) + missed).items()))
+        yield chapter.rel, chapter.meta, _sections(read.parts, chapter.rel, chapter.meta,
+                                                   layout, report)
 
 
 def _assemble(given: Path, root: Path, layout: Layout, chapters: list[_Chapter],
@@ -204,7 +214,6 @@ def _assemble(given: Path, root: Path, layout: Layout, chapters: list[_Chapter],
     for position, chapter in enumerate(book_order(chapters, layout, root)):
         found, rel = chapter.sections, chapter.rel
         if not found:
-            report.files += 1
             continue
         key = f"{found[0].module_id}/{found[0].chapter_id}"
         if key in index:
@@ -218,7 +227,6 @@ def _assemble(given: Path, root: Path, layout: Layout, chapters: list[_Chapter],
                       "module_id": found[0].module_id, "chapter_id": found[0].chapter_id,
                       "description": str(chapter.meta.get("description", ""))[:2000]}
         sections.extend(found)
-        report.files += 1
         if any(not s.stable for s in found):
             report.unstable_files.append(rel.as_posix())
     report.sections = len(sections)
