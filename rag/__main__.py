@@ -1,4 +1,4 @@
-"""python -m rag: ingest · search · ask · eval · audit · serve.
+"""python -m rag: books · ingest · search · ask · eval · audit · serve.
 Exit 0 ok, 2 user error, 1 otherwise."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 
 from rag.errors import ConfigError, InputError, RagError
 
-COMMAND_MODULES = ("rag.commands.index", "rag.commands.ask", "rag.commands.audit",
-                   "rag.commands.eval", "rag.commands.serve")
+COMMAND_MODULES = ("rag.commands.books", "rag.commands.index", "rag.commands.ask",
+                   "rag.commands.audit", "rag.commands.eval", "rag.commands.serve")
 USER_ERRORS = (InputError, ConfigError)
 
 

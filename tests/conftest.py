@@ -11,7 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER", "RAG_LLM",
              "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS",
-             "RAG_EMBED_RUNTIME", "RAG_ONNX_DIR", "RAG_QUERY_MODEL", "RAG_LEXICAL"):
+             "RAG_EMBED_RUNTIME", "RAG_ONNX_DIR", "RAG_QUERY_MODEL", "RAG_LEXICAL",
+             "RAG_LIBRARY"):
     os.environ.pop(_key, None)
 # Tests share one audit folder, so one rate-limit file: no limit unless a test sets its own.
 os.environ["RAG_RATE_LIMIT"] = "0"

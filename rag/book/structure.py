@@ -31,6 +31,7 @@ GENERIC_TITLES = frozenset({"introduction", "intro", "overview", "welcome", "pre
                             "getting started", "readme", "index", "contents", "summary",
                             "table of contents", "about"})
 MAX_CONFIG_BYTES = 1024 * 1024
+FOLIO_SETTINGS = "folio.toml"  # a book's own settings (rag.config.BOOK_SETTINGS)
 SNIFF_FILES, SNIFF_BYTES = 60, 20_000
 # constructs that tell a dialect apart when no configuration says which it is
 MARKERS = {
@@ -124,6 +125,8 @@ def read_layout(given: Path, files: list[Path], renderer: str = "") -> Layout:
     project = project_of(Path(given))
     root = chapters_root(project)
     kind, title, toc = _configured(project, root)
+    own = folio_book(project)
+    renderer = renderer or str(own.get("renderer") or "")
     if renderer in RENDERERS:
         kind = renderer
     elif not kind:
@@ -135,7 +138,8 @@ def read_layout(given: Path, files: list[Path], renderer: str = "") -> Layout:
     for path, _ in toc:
         positions.setdefault(_no_suffix(path), len(positions))
     return Layout(project=project, root=root, renderer=kind,
-                  title=root_title(root) or title or index_heading(root),
+                  title=str(own.get("title") or "") or root_title(root) or title
+                  or index_heading(root),
                   toc=tuple(toc), positions=positions)
 
 
@@ -189,7 +193,15 @@ def book_title(given: Path) -> str:
     else its renderer's configuration, else its index page's first heading."""
     project = project_of(Path(given))
     root = chapters_root(project)
-    return root_title(root) or _configured(project, root)[1] or index_heading(root)
+    own = str(folio_book(project).get("title") or "")
+    return own or root_title(root) or _configured(project, root)[1] or index_heading(root)
+
+
+def folio_book(project: Path) -> dict:
+    """The [book] table of the book's own folio.toml ({} when none or unreadable: the settings
+    loader reports a broken one)."""
+    found = _toml(project / FOLIO_SETTINGS).get("book", {})
+    return found if isinstance(found, dict) else {}
 
 
 def _root_page(root: Path, stem: str) -> str:

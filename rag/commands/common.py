@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from rag.config import Settings, load_settings
+from rag.config.library import resolve_book
 
 
 def add_book_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--book", metavar="DIR", type=Path,
-                        help="book folder (default: RAG_BOOK or data/book)")
+    parser.add_argument("--book", metavar="DIR|ID",
+                        help="book folder, or the id of a book Folio knows (its folder's name; "
+                             "`python -m rag books` lists them; default: RAG_BOOK or data/book)")
     parser.add_argument("--index", metavar="DIR", type=Path,
                         help="index folder (default: RAG_INDEX_DIR or data/index)")
     parser.add_argument("--embedder", metavar="NAME",
@@ -21,8 +23,14 @@ def add_book_args(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> Settings:
-    return load_settings(book_dir=getattr(args, "book", None),
-                         index_dir=getattr(args, "index", None),
+    """Settings for the command's book: a folder, or a known book's id (rag.config.library)."""
+    book = getattr(args, "book", None)
+    settings = load_settings(index_dir=getattr(args, "index", None),
+                             embedder=getattr(args, "embedder", None), **extra)
+    if book is None:
+        return settings
+    folder = resolve_book(book, settings.book_dir, settings.library_dir)
+    return load_settings(book_dir=folder, index_dir=getattr(args, "index", None),
                          embedder=getattr(args, "embedder", None), **extra)
 
 

@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag.commands.common import print_json
-from rag.config import PROJECT_ROOT, get_secret, load_settings
+from rag.commands.common import print_json, settings_from
+from rag.config import PROJECT_ROOT, get_secret
 from rag.errors import InputError
 from rag.tuning.question_sets import save_question_set
 from rag.tuning.starter import CLAUDE, DEFAULT_QUESTIONS, OFFLINE, generate_starter
@@ -19,7 +19,7 @@ PHRASINGS = ("auto", OFFLINE, CLAUDE)
 def register(commands: argparse._SubParsersAction) -> None:
     starter = commands.add_parser("starter", help="generate a starter question set from the "
                                   "book (definitions, acronyms, numbers; out-of-scope probes)")
-    starter.add_argument("--book", metavar="DIR", type=Path,
+    starter.add_argument("--book", metavar="DIR|ID",
                          help="book folder (default: RAG_BOOK or data/book)")
     starter.add_argument("--out", metavar="FILE", type=Path, required=True,
                          help="where to write the set (.yaml or .yml)")
@@ -48,7 +48,7 @@ def run_starter(args: argparse.Namespace) -> int:
     if out.exists() and not args.force:
         raise InputError(f"{out} already exists; pass --force to overwrite it, or pick another "
                          "--out.")
-    settings = load_settings(book_dir=args.book)
+    settings = settings_from(args)
     phraser = None
     if args.phrase == CLAUDE or (args.phrase == "auto" and get_secret("ANTHROPIC_API_KEY")):
         from rag.providers.anthropic_llm import AnthropicLLM

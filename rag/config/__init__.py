@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag.book.structure import FOLIO_SETTINGS, RENDERERS, project_of
 from rag.config.check import RUNTIMES, shown_path, stage_problems, url_template_problem
 from rag.config.files import read_secrets, read_settings_file
 from rag.config.identity import book_id_for, is_book, title_of_book, tuned_books
@@ -16,6 +17,9 @@ from rag.types import RetrievalSettings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
+BOOK_SETTINGS = FOLIO_SETTINGS  # a book's own settings, in its folder (its [book], [guardrails])
+BOOK_OWN = ("book_title", "base_url", "url_template", "renderer", "guardrail_mode",
+            "hedge_words", "off_topic_keywords")
 SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_API_KEY")
 MAX_BUDGET_S = 600.0
 MAX_LLM_TOKENS = 8192
@@ -38,10 +42,12 @@ class Settings:
     book_dir: Path = PROJECT_ROOT / "data" / "book"
     index_dir: Path = PROJECT_ROOT / "data" / "index"
     audit_db: Path = PROJECT_ROOT / "data" / "audit.duckdb"
+    library_dir: Path = PROJECT_ROOT / "data" / "books"  # uploaded and added books (library.py)
     settings_file: Path = DEFAULT_SETTINGS_FILE
     book_title: str = ""
     base_url: str = ""
     url_template: str = ""  # "": the book's renderer's (rag.answer.citations.RENDERER_URLS)
+    renderer: str = ""  # [book] renderer: whose dialect and heading ids ("": recognised)
     embedder: str = "local"
     embed_runtime: str = "onnx"  # [embedders.local] runtime / RAG_EMBED_RUNTIME: onnx | torch
     query_model: str = "fp32"  # [embedders.local] query_model / RAG_QUERY_MODEL: int8 | fp32
@@ -150,7 +156,7 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
     budget, local = data.get("budget", {}), data.get("embedders", {}).get("local", {})
     values: dict[str, Any] = {
         "book_title": book.get("title"), "base_url": book.get("base_url"),
-        "url_template": book.get("url_template"),
+        "url_template": book.get("url_template"), "renderer": book.get("renderer"),
         "w_dense": retrieval.get("w_dense"), "top_k": retrieval.get("top_k"),
         "candidate_pool": retrieval.get("candidate_pool"),
         **{key: retrieval.get(key) for key in ("w_terms", "w_authority", "w_recency", "rerank",
@@ -181,7 +187,8 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_env(env: dict[str, str]) -> dict[str, Any]:
-    paths = {"RAG_BOOK": "book_dir", "RAG_INDEX_DIR": "index_dir", "RAG_AUDIT_DB": "audit_db"}
+    paths = {"RAG_BOOK": "book_dir", "RAG_INDEX_DIR": "index_dir", "RAG_AUDIT_DB": "audit_db",
+             "RAG_LIBRARY": "library_dir"}
     values: dict[str, Any] = {key: Path(env[name]) for name, key in paths.items() if env.get(name)}
     for name, key, cast in (("RAG_EMBEDDER", "embedder", str), ("RAG_LLM", "llm", str),
                             ("RAG_EMBED_RUNTIME", "embed_runtime", str),
@@ -205,6 +212,9 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
     path = Path(settings_file or env.get("RAG_SETTINGS") or DEFAULT_SETTINGS_FILE)
     data = read_settings_file(path)
     values: dict[str, Any] = {"settings_file": path, **_from_file(data)}
+    book_dir = Path(overrides.get("book_dir") or env.get("RAG_BOOK") or Settings.book_dir)
+    own = {k: v for k, v in _from_file(read_settings_file(book_settings_file(book_dir))).items()
+           if k in BOOK_OWN and v is not None}  # the book's own folio.toml, for this book only
     if "embedder" not in values and not env.get("RAG_EMBEDDER") and get_secret("COHERE_API_KEY"):
         values["embedder"] = "cohere"
     if not env.get("RAG_LLM") and get_secret("ANTHROPIC_API_KEY"):
@@ -212,10 +222,13 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
     env_values = _from_env(env)
     values.update(env_values)
     values.update({k: v for k, v in overrides.items() if v is not None})
-    for key in ("book_dir", "index_dir", "audit_db", "settings_file"):
+    for key in ("book_dir", "index_dir", "audit_db", "library_dir", "settings_file"):
         values[key] = Path(values[key]) if key in values else getattr(Settings, key)
     if "book_title" not in overrides and not same_folder(values["book_dir"], Settings.book_dir):
         values.pop("book_title", None)  # [book] title names the settings file's book, not this
+    for key, value in own.items():
+        if key not in overrides or overrides[key] is None:
+            values[key] = value
     if overrides.get("threshold") is not None and "threshold_source" not in overrides:
         values["threshold_source"] = "set explicitly"
     elif "threshold" in env_values:
@@ -238,6 +251,11 @@ def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Se
     return validate_settings(dataclasses.replace(settings, **changes))
 
 
+def book_settings_file(book_dir: Path) -> Path:
+    """A book's own settings file: folio.toml in its folder (or the site around its docs/)."""
+    return project_of(Path(book_dir).expanduser()) / BOOK_SETTINGS
+
+
 def same_folder(a: Path, b: Path) -> bool:
     return a.expanduser().resolve() == b.expanduser().resolve()
 
@@ -252,6 +270,8 @@ def validate_settings(s: Settings) -> Settings:
         (s.top_k <= s.candidate_pool <= 1000, "candidate pool must be between top_k and 1000"),
         (s.guardrail_mode in ("strict", "permissive", "hybrid"),
          f"guardrail mode {s.guardrail_mode!r} must be strict, permissive or hybrid"),
+        (s.renderer in ("", *RENDERERS), f"[book] renderer {s.renderer!r} must be one of "
+         f"{', '.join(RENDERERS)} (or left out: recognised from the book)"),
         (s.embed_runtime in RUNTIMES, f"embedding runtime {s.embed_runtime!r} (RAG_EMBED_RUNTIME "
          f"or [embedders.local] runtime) must be {' or '.join(RUNTIMES)}"),
     ]

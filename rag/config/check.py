@@ -25,7 +25,7 @@ KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "text_list": ((list,), "a list of texts in quotes"),
 }
 TABLES: dict[str, dict[str, str]] = {
-    "book": {"title": "text", "base_url": "text", "url_template": "text"},
+    "book": {"title": "text", "base_url": "text", "url_template": "text", "renderer": "text"},
     "retrieval": {"w_dense": "number", "top_k": "int", "candidate_pool": "int",
                   "w_terms": "number", "w_authority": "number", "w_recency": "number",
                   "rerank": "text", "rerank_weight": "number", "rerank_depth": "int",

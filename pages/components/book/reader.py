@@ -40,7 +40,6 @@ def chapters(book_dir: str, key: str) -> dict[str, dict]:
     """"module/chapter" -> {module_id, chapter_id, title, sections} in book order; `key` is
     book_key(): a book edit re-reads it."""
     book = parse_book(Path(book_dir))
-    modules = list(dict.fromkeys(s.module_id for s in book.sections))
     out: dict[str, dict] = {}
     for s in book.sections:
         meta = book.chapters.get(f"{s.module_id}/{s.chapter_id}", {})
@@ -49,8 +48,7 @@ def chapters(book_dir: str, key: str) -> dict[str, dict]:
             "title": meta.get("title") or s.chapter_title, "position": meta.get("position") or 0,
             "sections": []})
         entry["sections"].append(s)
-    order = sorted(out, key=lambda k: (modules.index(out[k]["module_id"]), out[k]["position"]))
-    return {k: out[k] for k in order}
+    return out  # parse_book gives the sections in the book's own order
 
 
 def label(entry: dict) -> str:
@@ -79,4 +77,6 @@ def show_section(s: Section, target: bool, targets: Mapping[str, tuple] | None =
                     st.caption(f":material/insert_page_break: page {page}")
                 st.markdown(pdf_markdown(text))
             return
-        st.markdown(resolve_links(s.text, s.source_path, targets or {}).replace("$", "\\$"))
+        # the section's text is canonical Markdown (rag.book.markdown): a literal "$" is
+        # already escaped and math is $...$, so code keeps its own dollars
+        st.markdown(resolve_links(s.text, s.source_path, targets or {}))

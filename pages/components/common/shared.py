@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages.components.common.books import book_settings
 from rag.access.ratelimit import ProcessLimiter, RateLimiter
 from rag.answer.pipeline import Pipeline
 from rag.book.parse import EXTENSIONS as BOOK_FILES
@@ -133,18 +134,21 @@ def run_build(settings: Settings, rebuild: bool, where=None) -> None:
 def build_context() -> AppContext:
     """Settings from data/settings.toml (cheap, every run) and the cached heavy objects."""
     try:
-        settings = load_settings()
+        settings, gone = book_settings(load_settings())
     except RagError as e:
         st.error(str(e))
         st.stop()
+    if gone:
+        st.warning(gone, icon=":material/library_books:")
     ctx = AppContext(settings)
     try:
         ctx.status = index_status(settings)
         if not ctx.status.get("exists"):
-            holder = st.container()
-            holder.info("Building the index of the book for first use; this takes a few "
-                        "seconds and happens once.")
-            run_build(settings, rebuild=False, where=holder)
+            holder = st.empty()  # cleared when the index is built
+            with holder.container():
+                st.info(f"Building the index of {settings.resolved_title} for first use; this "
+                        "happens once.", icon=":material/construction:")
+                run_build(settings, rebuild=False)
             holder.empty()
             ctx.status = index_status(settings)
         built = str(ctx.status.get("built_at", ""))

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.components.common.books import render_book_picker
 from pages.components.common.format import words
 from pages.components.common.provenance import OTHER_BOOK, threshold_provenance
 from pages.components.common.shared import FLASH_KEY, AppContext, run_build
 from pages.components.common.signin import render_access
-from rag.access.roles import RoleLogins
+from rag.access.roles import RoleLogins, pages_for
 from rag.errors import RagError
 
 
@@ -40,7 +41,7 @@ def render_sidebar(ctx: AppContext, logins: RoleLogins | None = None,
                    role: str | None = None) -> None:
     s, status = ctx.settings, ctx.status
     with st.sidebar:
-        st.markdown(f"### {s.resolved_title}")
+        render_book_picker(s, may_add=role is None or "chat" in pages_for(role))
         if logins is not None:
             render_access(logins, role)
         if status:
