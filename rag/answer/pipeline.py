@@ -245,7 +245,8 @@ class Pipeline:
         try:
             if stream:
                 draft = None
-                timeout = max(0.1, min(s.budget_synthesis_s, s.budget_total_s - turn.elapsed()))
+                timeout = max(0.1, min(s.budget_synthesis_s, s.budget_total_s - turn.elapsed())
+                              * NETWORK_SHARE)  # time left for the offline answer, as in _timed
                 for item in llm_draft_stream(turn.question, hits, self.llm, timeout=timeout,
                                              **kwargs):
                     if isinstance(item, Draft):
