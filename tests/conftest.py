@@ -90,3 +90,12 @@ def held_audit_file(tmp_path):
     path = tmp_path / "held.duckdb"
     with held_duckdb(path):
         yield path
+
+
+@pytest.fixture
+def openai_server():
+    """A loopback server speaking the OpenAI Chat Completions API (Ollama, vLLM, ...)."""
+    from tests.fakes.openai_server import OpenAIServer
+
+    with OpenAIServer() as fake:
+        yield fake

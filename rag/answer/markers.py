@@ -53,7 +53,9 @@ def split_claim(segment: str) -> tuple[str, str]:
     for start, _ in sentence_bounds(body):
         cut = start
     lead_in = CLAIM_START_RE.match(body[cut:])
-    cut += lead_in.end() if lead_in else len(body) - cut
+    if lead_in is None:  # no word after the break: nothing is claimed
+        return segment, ""
+    cut += lead_in.end()
     return segment[:cut], segment[cut:]
 
 

@@ -134,6 +134,7 @@ class OpenAICompatibleLLM(LLM):
 
     def describe_error(self, error: Exception, timeout: float, started: bool = False) -> str:
         """The sentence a user sees for an SDK exception."""
+        import httpx2
         import openai
 
         where = f"the model server at {self.server}"
@@ -141,9 +142,10 @@ class OpenAICompatibleLLM(LLM):
             return f"The answer from {where} broke off before it ended; ask again."
         if isinstance(error, openai.APITimeoutError):
             return f"The model at {self.server} did not answer within {timeout:.3g} s."
-        if isinstance(error, openai.APIConnectionError):
-            return (f"The connection to {where} broke mid-answer; ask again." if started
-                    else f"Could not reach {where}: is it running?")
+        if isinstance(error, openai.APIConnectionError | httpx2.TransportError):
+            if isinstance(error.__cause__, httpx2.ConnectError) and not started:
+                return f"Could not reach {where}: is it running?"
+            return f"The connection to {where} broke mid-answer; ask again."
         if not isinstance(error, openai.APIStatusError):
             detail = getattr(error, "message", "") or str(error)
             return f"The model at {self.server} failed mid-answer ({detail[:200]}); ask again."
@@ -201,9 +203,12 @@ def error_detail(error: Any) -> str:
 
 
 def sdk_errors() -> tuple[type[Exception], ...]:
-    """What reading a reply can raise: the SDK's errors, and a stream that breaks off."""
+    """What reading a reply can raise: the SDK's errors, raw httpx2 ones from a body being read,
+    and a stream that breaks off."""
     openai = import_openai()
-    return (openai.OpenAIError, IncompleteStream)
+    import httpx2
+
+    return (openai.OpenAIError, httpx2.TransportError, IncompleteStream)
 
 
 def import_openai() -> Any:

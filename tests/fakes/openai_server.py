@@ -3,7 +3,8 @@ llama.cpp's llama-server, LM Studio, OpenAI): JSON replies, SSE streams of chat.
 objects ending in `data: [DONE]`, and error bodies in the {"error": {...}} shape they share.
 
 Streams are HTTP/1.1 chunked, as those servers send them, so a server dying mid-answer looks as it
-does in life. A plan's `cut` breaks a stream off after its first content delta:
+does in life. A plan's `cut` breaks a stream off after its first content delta (an unstreamed
+reply halfway through its body, "end" there as "close"):
 - "close": the connection closes in the middle of the chunked body (a killed server process);
 - "reset": the connection is reset (RST);
 - "end": the body ends cleanly but early, with no finish_reason and no [DONE] (a proxy giving up).
@@ -80,6 +81,10 @@ class OpenAIServer(LoopbackServer):
                 404, f'model "{body["model"]}" not found, try pulling it first'))
         elif body.get("stream"):
             self._stream(handler, body, plan)
+        elif plan.stall and self.pause(plan.stall):  # unstreamed: stalls before any byte
+            return
+        elif plan.cut:
+            send_part(handler, completion(body["model"], self._text(plan)), plan.cut)
         elif isinstance(plan.body, dict):
             send_json(handler, 200, plan.body, plan.headers)
         else:
@@ -117,14 +122,32 @@ class OpenAIServer(LoopbackServer):
             return False
         if plan.cut == "end":
             end_body(handler)
-        elif plan.cut == "close":
-            handler.wfile.flush()
-            handler.connection.shutdown(socket.SHUT_RDWR)
-        elif plan.cut == "reset":
-            handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                          struct.pack("ii", 1, 0))
-            handler.connection.close()
+        elif plan.cut:
+            break_connection(handler, plan.cut)
         return plan.cut is None
+
+
+def break_connection(handler: BaseHTTPRequestHandler, cut: str) -> None:
+    """"reset": an RST; else the connection closes as a killed process's would."""
+    handler.wfile.flush()
+    if cut == "reset":
+        handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                      struct.pack("ii", 1, 0))
+        handler.connection.close()
+    else:
+        handler.connection.shutdown(socket.SHUT_RDWR)
+    handler.close_connection = True
+
+
+def send_part(handler: BaseHTTPRequestHandler, payload: dict[str, Any], cut: str) -> None:
+    """A JSON reply that stops halfway through its body (an unstreamed answer cut off)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data[:len(data) // 2])
+    break_connection(handler, cut)
 
 
 def invalid(body: Any) -> str | None:
