@@ -5,6 +5,9 @@ Completions (labelled excerpts, labels read back, follow-ups, each failure answe
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from rag.answer.llm import (
     llm_draft_stream,
 )
 from rag.answer.pipeline import Pipeline
+from rag.config import PROJECT_ROOT
 from rag.errors import ConfigError, ProviderError
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.providers.base import Message
@@ -347,3 +351,27 @@ def test_a_not_covered_reply_is_refused_not_retried_offline(
     response = openai_pipeline(sample_index, settings_for, openai_llm).answer(QUESTION)
     assert response.draft.provider == "openai" and response.status == "refused"
     assert response.reason_codes == ("content_not_covered",)
+
+
+def test_a_server_process_killed_mid_stream_leaves_the_offline_answer_at_once(
+        sample_index, settings_for) -> None:
+    """Not a scripted cut: the server's process dies while the answer streams."""
+    process = subprocess.Popen([sys.executable, "-m", "tests.fakes.openai_server", "--stall",
+                                "60"], stdout=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
+    try:
+        llm = OpenAICompatibleLLM("llama3.1:8b", process.stdout.readline().strip(), api_key="")
+        items = Pipeline(sample_index, settings_for(llm="openai", openai_model=llm.model,
+                                                    openai_base_url=llm.base_url),
+                         llm).answer_stream(QUESTION)
+        assert next(items) == "The integral "  # the model has begun its answer
+        process.kill()
+        killed = time.perf_counter()
+        *_, response = list(items)
+        after_kill = time.perf_counter() - killed
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+    assert response.draft.provider == "extractive" and response.status == "partial"
+    assert "broke mid-answer" in response.validation["notices"][0]["message"]
+    # the offline answer follows the kill at once (0.1-0.3 s measured), not at a timeout
+    assert after_kill < 1.5, after_kill

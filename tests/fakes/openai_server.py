@@ -200,3 +200,30 @@ def send_event(handler: BaseHTTPRequestHandler, data: str) -> None:
 def end_body(handler: BaseHTTPRequestHandler) -> None:
     handler.wfile.write(b"0\r\n\r\n")
     handler.wfile.flush()
+
+
+def main() -> None:
+    """Serve as a process of its own, every request planned alike, printing its base URL and
+    then "requests N" as each arrives: a test kills it mid-answer, as a server dies."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stall", type=float, default=0.0)
+    parser.add_argument("--reply", default=DEFAULT_REPLY)
+    args = parser.parse_args()
+    server = OpenAIServer(args.reply).start()
+    for _ in range(1000):
+        server.plan(stall=args.stall)
+    print(server.base_url, flush=True)
+    seen = 0
+    while True:
+        time.sleep(0.01)
+        if len(server.requests) != seen:
+            seen = len(server.requests)
+            print(f"requests {seen}", flush=True)
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
