@@ -12,10 +12,11 @@ from rag.config import answer as answerer
 from rag.config.check import RUNTIMES, shown_path, stage_problems, url_template_problem
 from rag.config.files import read_secrets, read_settings_file
 from rag.config.identity import book_id_for, is_book, title_of_book, tuned_books
+from rag.config.paths import project_root, same_folder
 from rag.errors import ConfigError
 from rag.types import RetrievalSettings
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = project_root()  # the repository, or an installed Folio's folder (paths.py)
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
 SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "QDRANT_API_KEY")
 MAX_BUDGET_S = 600.0
@@ -243,10 +244,6 @@ def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Se
                        threshold_source=spec.source or f"[embedders.{settings.embedder}] in "
                        f"{settings.settings_file.name}")
     return validate_settings(dataclasses.replace(settings, **changes))
-
-
-def same_folder(a: Path, b: Path) -> bool:
-    return a.expanduser().resolve() == b.expanduser().resolve()
 
 
 def validate_settings(s: Settings) -> Settings:
