@@ -97,12 +97,13 @@ class OpenAICompatibleLLM(LLM):
     def _deltas(self, system: str, messages: list[Message], max_tokens: int,
                 timeout: float) -> Iterator[str]:
         """The reply's text deltas, thinking left out; raises when the stream breaks off."""
-        finished = thinking = False
+        finished = thinking = seen = False
         with self.client().chat.completions.create(
                 **self._request(system, messages, max_tokens), stream=True,
                 timeout=timeout) as chunks:
             for chunk in chunks:
-                for choice in chunk.choices or ():
+                seen = True
+                for choice in getattr(chunk, "choices", None) or ():
                     finished = finished or bool(choice.finish_reason)
                     text = getattr(choice.delta, "content", None) if choice.delta else None
                     if text:
@@ -110,7 +111,7 @@ class OpenAICompatibleLLM(LLM):
                         if text:
                             yield text
         if not finished:
-            raise IncompleteStream()
+            raise IncompleteStream(seen)
 
     def client(self) -> Any:
         if self._client is None:
@@ -138,8 +139,13 @@ class OpenAICompatibleLLM(LLM):
         import openai
 
         where = f"the model server at {self.server}"
+        if isinstance(error, IncompleteStream) and not error.args[0]:
+            return (f"{where[0].upper()}{where[1:]} sent no answer stream; is {self.base_url} "
+                    "an OpenAI-compatible API (it usually ends in /v1)?")
         if isinstance(error, IncompleteStream):
             return f"The answer from {where} broke off before it ended; ask again."
+        if isinstance(error, ValueError):  # a reply that is not the JSON it should be
+            return f"{where[0].upper()}{where[1:]} sent a reply Folio could not read; try again."
         if isinstance(error, openai.APITimeoutError):
             return f"The model at {self.server} did not answer within {timeout:.3g} s."
         if isinstance(error, openai.APIConnectionError | httpx2.TransportError):
@@ -170,7 +176,8 @@ class OpenAICompatibleLLM(LLM):
 
 
 class IncompleteStream(Exception):
-    """The stream ended without a finish_reason: the server stopped mid-answer."""
+    """The stream ended without a finish_reason: the server stopped mid-answer (args[0]: any
+    chunk came at all)."""
 
 
 def strip_thinking(text: str, thinking: bool) -> tuple[bool, str]:
@@ -204,11 +211,11 @@ def error_detail(error: Any) -> str:
 
 def sdk_errors() -> tuple[type[Exception], ...]:
     """What reading a reply can raise: the SDK's errors, raw httpx2 ones from a body being read,
-    and a stream that breaks off."""
+    a stream that breaks off, and ValueError from an event that is not JSON."""
     openai = import_openai()
     import httpx2
 
-    return (openai.OpenAIError, httpx2.TransportError, IncompleteStream)
+    return (openai.OpenAIError, httpx2.TransportError, IncompleteStream, ValueError)
 
 
 def import_openai() -> Any:

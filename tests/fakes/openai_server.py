@@ -79,6 +79,13 @@ class OpenAIServer(LoopbackServer):
         elif self.models and body["model"] not in self.models:
             send_json(handler, 404, error_body(
                 404, f'model "{body["model"]}" not found, try pulling it first'))
+        elif isinstance(plan.body, str):  # not an OpenAI-compatible server: a web page
+            data = plan.body.encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
         elif body.get("stream"):
             self._stream(handler, body, plan)
         elif plan.stall and self.pause(plan.stall):  # unstreamed: stalls before any byte

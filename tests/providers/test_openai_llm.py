@@ -144,6 +144,18 @@ def test_an_error_event_mid_stream_is_a_provider_error(llm: OpenAICompatibleLLM,
         stream(llm)
 
 
+def test_a_server_that_is_no_openai_api_is_named_so(llm: OpenAICompatibleLLM,
+                                                    server: OpenAIServer) -> None:
+    page = "<html><body>Welcome to nginx!</body></html>"
+    server.plan(body=page)
+    server.plan(body=page)
+    with pytest.raises(ProviderError, match="sent a reply with no text"):
+        generate(llm)
+    with pytest.raises(ProviderError, match="sent no answer stream; is .* an OpenAI-compatible "
+                                            "API"):
+        stream(llm)
+
+
 def test_slow_reply_times_out(llm: OpenAICompatibleLLM, server: OpenAIServer) -> None:
     server.plan(delay=3.0)
     with pytest.raises(ProviderError, match=r"did not answer within 0\.5 s\.$"):
