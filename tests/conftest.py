@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_URL", "RAG_EMBEDDER", "RAG_LLM",
+for _key in ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+             "RAG_LLM_BASE_URL", "RAG_LLM_MODEL", "QDRANT_URL", "RAG_EMBEDDER", "RAG_LLM",
              "RAG_BOOK", "RAG_INDEX_DIR", "RAG_AUDIT_DB", "RAG_THRESHOLD", "RAG_SETTINGS",
              "RAG_EMBED_RUNTIME", "RAG_ONNX_DIR", "RAG_QUERY_MODEL", "RAG_LEXICAL",
              "RAG_LIBRARY"):
@@ -90,3 +91,12 @@ def held_audit_file(tmp_path):
     path = tmp_path / "held.duckdb"
     with held_duckdb(path):
         yield path
+
+
+@pytest.fixture
+def openai_server():
+    """A loopback server speaking the OpenAI Chat Completions API (Ollama, vLLM, ...)."""
+    from tests.fakes.openai_server import OpenAIServer
+
+    with OpenAIServer() as fake:
+        yield fake

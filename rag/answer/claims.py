@@ -1,9 +1,12 @@
 """The claims of a cited reply, and whether the spans each one cites hold up. Pure, no I/O.
+The spans are Claude's own citations, or the sentences rag.answer.markers found in the excerpt
+a model's label names.
 
 A claim is a reply block that cites something, or a sentence that cites nothing yet states
 something (three or more content terms, not a lead-in ending in ":", not the confidence line).
 A claim is supported when it cites at least one span and every span
-- lies in the excerpt it names: cited_text equals excerpt[start:end], or at least occurs in it;
+- names an excerpt that was sent, and lies in it: cited_text equals excerpt[start:end], or at
+  least occurs in it;
 - shares a content term (stemmed, stop words dropped) with the claim;
 and the spans together cover at least MIN_SHARED_SHARE of the claim's content terms.
 """
@@ -23,11 +26,13 @@ from rag.types import Verdict
 
 MARKER_RE = re.compile(r"\[S(\d+)\]")  # Folio's source markers: [S1] is the first excerpt
 UNCITED = "uncited"
+UNKNOWN_EXCERPT = "unknown_excerpt"
 SPAN_NOT_IN_EXCERPT = "span_not_in_excerpt"
 SPAN_SHARES_NO_TERMS = "span_shares_no_terms"
 CLAIM_THINLY_COVERED = "claim_thinly_covered"
 REASONS = {  # the code, and what the chat says about a claim that has it
     UNCITED: "it cites no excerpt",
+    UNKNOWN_EXCERPT: "it cites an excerpt it was not given",
     SPAN_NOT_IN_EXCERPT: "the text it cites is not in the excerpt it names",
     SPAN_SHARES_NO_TERMS: "a passage it cites shares none of its words",
     CLAIM_THINLY_COVERED: "the passages it cites share few of its words",
@@ -120,6 +125,9 @@ def check_claim(claim: Claim, excerpts: Sequence[str]) -> ClaimCheck:
     reasons: list[str] = []
     covered: set[str] = set()
     for span in claim.spans:
+        if not 0 <= span.document_index < len(excerpts):  # a label like [S9] of five excerpts
+            reasons.append(UNKNOWN_EXCERPT)
+            continue
         if not span_in_excerpt(span, excerpts):
             reasons.append(SPAN_NOT_IN_EXCERPT)
             continue

@@ -68,8 +68,8 @@ class Pipeline:
         self.as_of = built or datetime.now(UTC).date().isoformat()
         self.sentence_vectors = sentence_vectors_for(index.embedder)
         self._warm_up()
-        renderer = (index.manifest.get("report") or {}).get("renderer", "")
-        self.url_template = url_template_for(settings.url_template, renderer)
+        self.url_template = url_template_for(  # "" in settings: the book's renderer's links
+            settings.url_template, (index.manifest.get("report") or {}).get("renderer", ""))
         self.context = {"book_hash": index.manifest.get("book_hash", ""), "as_of": self.as_of,
                         "collection": index.collection}
 
@@ -93,9 +93,8 @@ class Pipeline:
         """Text deltas while the answer is written, then the final Response (always last).
         client_id names who asked (an API key's name, a signed-in role, or "local") for the
         audit row."""
-        settings = settings or self.settings
-        if not settings.url_template:  # the book's renderer's links
-            settings = dataclasses.replace(settings, url_template=self.url_template)
+        settings = dataclasses.replace(settings or self.settings, url_template=(
+            settings or self.settings).url_template or self.url_template)
         turn = Turn(question="", settings=settings, started=time.perf_counter(),
                     index=self._request_index())
         meta = {"query_id": str(uuid.uuid4()), "session_id": session_id, "mode": mode,
@@ -250,7 +249,8 @@ class Pipeline:
         try:
             if stream:
                 draft = None
-                timeout = max(0.1, min(s.budget_synthesis_s, s.budget_total_s - turn.elapsed()))
+                timeout = max(0.1, min(s.budget_synthesis_s, s.budget_total_s - turn.elapsed())
+                              * NETWORK_SHARE)  # time left for the offline answer, as in _timed
                 for item in llm_draft_stream(turn.question, hits, self.llm, timeout=timeout,
                                              **kwargs):
                     if isinstance(item, Draft):

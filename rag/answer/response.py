@@ -145,8 +145,7 @@ def _metadata(turn: Turn, decision: ContextDecision, retrieval_query: str, retri
         "total_latency_ms": timings["total"], "latency_ms": timings,
         "retrieval_breakdown_ms": {k: round(v, 2) for k, v in retrieval.latency_ms.items()},
         "llm_provider": draft.provider if draft else turn.settings.llm,
-        "llm_model": draft.model if draft else (
-            turn.settings.llm_model if turn.settings.llm != "extractive" else "extractive"),
+        "llm_model": draft.model if draft else turn.settings.answer_model,
         "notices": [n.to_dict() for n in turn.notices],
     }
 

@@ -25,7 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ask.add_argument("--mode", default="full-book", choices=MODES)
     ask.add_argument("--selection-file", type=Path, metavar="FILE",
                      help="UTF-8 text file holding the selected passage")
-    ask.add_argument("--llm", metavar="NAME", help="extractive (offline) or anthropic")
+    ask.add_argument("--llm", metavar="NAME",
+                     help="who writes the answer: extractive (offline, the default), anthropic "
+                          "(Claude) or openai (any OpenAI-compatible server: RAG_LLM_BASE_URL, "
+                          "RAG_LLM_MODEL); default RAG_LLM or [answer] llm")
     ask.add_argument("--no-audit", action="store_true", help="do not write to the audit log")
     ask.add_argument("--json", action="store_true", help="print the whole Response")
     ask.set_defaults(func=run_ask)

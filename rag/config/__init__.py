@@ -8,21 +8,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.book.structure import FOLIO_SETTINGS, RENDERERS, project_of
+from rag.book.structure import FOLIO_SETTINGS, RENDERERS
+from rag.config import answer as answerer
 from rag.config.check import RUNTIMES, shown_path, stage_problems, url_template_problem
-from rag.config.files import read_secrets, read_settings_file
+from rag.config.env import values_from_env
+from rag.config.files import book_settings_file, read_secrets, read_settings_file
 from rag.config.identity import book_id_for, is_book, title_of_book, tuned_books
+from rag.config.paths import project_root, same_folder
 from rag.errors import ConfigError
 from rag.types import RetrievalSettings
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = project_root()  # the repository, or an installed Folio's folder (paths.py)
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
 BOOK_SETTINGS = FOLIO_SETTINGS  # a book's own settings, in its folder (its [book], [guardrails])
 BOOK_OWN = ("book_title", "base_url", "url_template", "renderer", "guardrail_mode",
             "hedge_words", "off_topic_keywords")
-SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "QDRANT_API_KEY")
+SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "QDRANT_API_KEY")
 MAX_BUDGET_S = 600.0
-MAX_LLM_TOKENS = 8192
 MAX_HISTORY_MESSAGES = 50
 DEFAULT_HEDGES = ("i think", "maybe", "possibly", "probably", "unclear", "might be", "not sure")
 
@@ -75,8 +77,10 @@ class Settings:
     # [retrieval.types.<type>] w_dense / threshold: per-type points, written only when
     # cross-validation showed they beat one point (rag.tuning.per_type)
     type_settings: dict[str, dict[str, float]] = field(default_factory=dict)
-    llm: str = "extractive"
-    llm_model: str = "claude-sonnet-4-6"
+    llm: str = "extractive"  # [answer] llm / RAG_LLM: extractive | anthropic | openai
+    llm_model: str = "claude-sonnet-4-6"  # Claude's ([answer] model)
+    openai_base_url: str = ""  # [answer.openai] base_url / RAG_LLM_BASE_URL
+    openai_model: str = ""  # [answer.openai] model (RAG_LLM_MODEL when llm is openai)
     llm_max_tokens: int = 1024
     llm_fallback: bool = True  # fall back to extractive answers when the LLM fails
     extractive_sentences: int = 3
@@ -108,6 +112,10 @@ class Settings:
                                    threshold=float(own.get("threshold", base.threshold)))
 
     @property
+    def answer_model(self) -> str:
+        return getattr(self, answerer.ANSWER_MODEL_FIELDS.get(self.llm, ""), "extractive")
+
+    @property
     def resolved_title(self) -> str:
         return self.book_title or title_of_book(self.book_dir)
 
@@ -132,7 +140,8 @@ class Settings:
             "rerank_weight": self.rerank_weight, "rerank_depth": self.rerank_depth,
             "query_types": self.query_types, "type_settings": self.type_settings,
             "embedder": self.embedder, "query_model": self.query_model, "llm": self.llm,
-            "llm_model": self.llm_model, "guardrail_mode": self.guardrail_mode,
+            "llm_model": self.answer_model, "guardrail_mode": self.guardrail_mode,
+            **answerer.server_snapshot(self.llm, self.openai_base_url),
             "book": self.book_dir.name, "book_id": self.book_id,
             "book_title": self.resolved_title,
         }
@@ -165,8 +174,7 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
         "type_settings": {name: dict(point) for name, point in retrieval["types"].items()
                           if isinstance(point, dict)}
         if isinstance(retrieval.get("types"), dict) else None,
-        "llm": answer.get("llm"), "llm_model": answer.get("model"),
-        "llm_max_tokens": answer.get("max_tokens"), "llm_fallback": answer.get("fallback"),
+        **answerer.answer_file_values(answer),
         "guardrail_mode": guard.get("mode"),
         "hedge_words": tuple(guard["hedge_words"]) if "hedge_words" in guard else None,
         "off_topic_keywords": tuple(guard["off_topic_keywords"])
@@ -186,25 +194,6 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _from_env(env: dict[str, str]) -> dict[str, Any]:
-    paths = {"RAG_BOOK": "book_dir", "RAG_INDEX_DIR": "index_dir", "RAG_AUDIT_DB": "audit_db",
-             "RAG_LIBRARY": "library_dir"}
-    values: dict[str, Any] = {key: Path(env[name]) for name, key in paths.items() if env.get(name)}
-    for name, key, cast in (("RAG_EMBEDDER", "embedder", str), ("RAG_LLM", "llm", str),
-                            ("RAG_EMBED_RUNTIME", "embed_runtime", str),
-                            ("RAG_QUERY_MODEL", "query_model", str), ("RAG_RERANK", "rerank", str),
-                            ("RAG_DENSE_WEIGHT", "w_dense", float), ("RAG_TOP_K", "top_k", int),
-                            ("RAG_THRESHOLD", "threshold", float),
-                            ("RAG_BASE_URL", "base_url", str),
-                            ("QDRANT_URL", "qdrant_url", str), ("RAG_LLM_MODEL", "llm_model", str)):
-        if env.get(name):
-            try:
-                values[key] = cast(env[name])
-            except ValueError as e:
-                raise ConfigError(f"{name}={env[name]!r} is not a valid {cast.__name__}.") from e
-    return values
-
-
 def load_settings(settings_file: Path | None = None, env: dict[str, str] | None = None,
                   **overrides: Any) -> Settings:
     """Build Settings; explicit overrides (CLI flags) win over env, env over the file."""
@@ -217,11 +206,12 @@ def load_settings(settings_file: Path | None = None, env: dict[str, str] | None 
            if k in BOOK_OWN and v is not None}  # the book's own folio.toml, for this book only
     if "embedder" not in values and not env.get("RAG_EMBEDDER") and get_secret("COHERE_API_KEY"):
         values["embedder"] = "cohere"
-    if not env.get("RAG_LLM") and get_secret("ANTHROPIC_API_KEY"):
-        values["llm"] = "anthropic"
-    env_values = _from_env(env)
+    if values.get("llm", "extractive") == "extractive" and get_secret("ANTHROPIC_API_KEY"):
+        values["llm"] = "anthropic"  # a key and no other answerer chosen in the file
+    env_values = values_from_env(env)
     values.update(env_values)
     values.update({k: v for k, v in overrides.items() if v is not None})
+    answerer.route_model(values, env.get("RAG_LLM_MODEL", ""), Settings.llm)
     for key in ("book_dir", "index_dir", "audit_db", "library_dir", "settings_file"):
         values[key] = Path(values[key]) if key in values else getattr(Settings, key)
     if "book_title" not in overrides and not same_folder(values["book_dir"], Settings.book_dir):
@@ -249,15 +239,6 @@ def _apply_embedder_defaults(settings: Settings, explicit_threshold: bool) -> Se
                        threshold_source=spec.source or f"[embedders.{settings.embedder}] in "
                        f"{settings.settings_file.name}")
     return validate_settings(dataclasses.replace(settings, **changes))
-
-
-def book_settings_file(book_dir: Path) -> Path:
-    """A book's own settings file: folio.toml in its folder (or the site around its docs/)."""
-    return project_of(Path(book_dir).expanduser()) / BOOK_SETTINGS
-
-
-def same_folder(a: Path, b: Path) -> bool:
-    return a.expanduser().resolve() == b.expanduser().resolve()
 
 
 def validate_settings(s: Settings) -> Settings:
@@ -296,9 +277,7 @@ def file_checks(s: Settings, file: str, embedder: str) -> list[tuple[bool, str]]
            f"not {value:g}")
           for key, value in (("retrieval_s", s.budget_retrieval_s),
                              ("synthesis_s", s.budget_synthesis_s))),
-        (1 <= s.llm_max_tokens <= MAX_LLM_TOKENS,
-         f"{file}[answer] max_tokens must be between 1 and {MAX_LLM_TOKENS}, "
-         f"not {s.llm_max_tokens}"),
+        answerer.max_tokens_check(s.llm_max_tokens, file),
         (0 <= s.history_messages <= MAX_HISTORY_MESSAGES,
          f"{file}[chat] history_messages must be between 0 and {MAX_HISTORY_MESSAGES}, "
          f"not {s.history_messages}"),

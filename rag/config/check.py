@@ -11,6 +11,7 @@ import string
 from pathlib import Path
 from typing import Any
 
+from rag.config.answer import OPENAI_KEYS
 from rag.errors import ConfigError
 from rag.types import MAX_SIGNALS, QUERY_TYPES, RERANKERS
 
@@ -72,6 +73,7 @@ def check_settings_data(data: dict[str, Any], path: Path) -> None:
     where = shown_path(path)
     for table, keys in TABLES.items():
         check_table(data, table, keys, where)
+    check_table(data.get("answer", {}), "openai", OPENAI_KEYS, where, label="answer.openai")
     embedders = data.get("embedders", {})
     if not isinstance(embedders, dict):
         fail(where, "[embedders]", "a table of [embedders.NAME] tables", embedders)

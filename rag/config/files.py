@@ -11,6 +11,13 @@ from rag.config.check import check_settings_data
 from rag.errors import ConfigError
 
 
+def book_settings_file(book_dir: Path) -> Path:
+    """A book's own settings file: folio.toml in its folder (or the site around its docs/)."""
+    from rag.book.structure import FOLIO_SETTINGS, project_of
+
+    return project_of(Path(book_dir).expanduser()) / FOLIO_SETTINGS
+
+
 def read_settings_file(path: Path) -> dict[str, Any]:
     """The parsed file, its every value checked for type ({} when there is no file)."""
     if not path.is_file():

@@ -17,7 +17,7 @@ from typing import Any
 
 from rag.config import get_secret
 from rag.errors import ConfigError, ProviderError
-from rag.providers.base import LLM, CitedSpan, Document, Message, ReplyBlock, seconds_left
+from rag.providers.base import LLM, CitedSpan, Document, Message, ReplyBlock, within_deadline
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MISSING_KEY = ("Claude answers need ANTHROPIC_API_KEY: set it in the environment or "
@@ -32,6 +32,7 @@ ERROR_TYPE_STATUS = {
 
 class AnthropicLLM(LLM):
     name = "anthropic"
+    native_citations = True
 
     def __init__(self, model: str = DEFAULT_MODEL, api_key: str | None = None,
                  base_url: str | None = None, max_retries: int = 0) -> None:
@@ -140,13 +141,6 @@ class AnthropicLLM(LLM):
             return (f"Claude does not know the model {self.model!r} (404); set RAG_LLM_MODEL "
                     "to a current model name.")
         return f"Claude refused the request (HTTP {status}): {detail}"
-
-
-def within_deadline(timeout: float) -> float:
-    """The caller's timeout, cut so the call gives up by the stage's network deadline (then the
-    pipeline still has time to answer extractively instead of timing out)."""
-    left = seconds_left()
-    return timeout if left is None else max(min(timeout, left), 0.05)
 
 
 def document_block(document: Document) -> dict[str, Any]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -33,6 +36,52 @@ def seconds_left() -> float | None:
     """Time left before the current network deadline, or None when there is none."""
     deadline = _DEADLINE.get()
     return None if deadline is None else deadline - time.monotonic()
+
+
+def within_deadline(timeout: float) -> float:
+    """The caller's timeout, cut so the call gives up by the stage's network deadline (then the
+    pipeline still has time to answer extractively instead of timing out)."""
+    left = seconds_left()
+    return timeout if left is None else max(min(timeout, left), 0.05)
+
+
+T = TypeVar("T")
+_END = object()
+
+
+def bounded_stream(make: Callable[[], Iterator[T]], seconds: float) -> Iterator[T]:
+    """The items of make()'s iterator, read on a daemon thread, ending with TimeoutError once
+    `seconds` have passed: a socket's read timeout restarts with every byte, so a server that
+    trickles tokens or stalls between them would otherwise hold the caller for as long as it
+    likes. The reader stops at its next item once the caller has stopped listening."""
+    items: queue.Queue = queue.Queue()
+    gone = threading.Event()
+
+    def read() -> None:
+        try:
+            for item in make():
+                items.put(item)
+                if gone.is_set():
+                    return
+            items.put(_END)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread as-is
+            items.put(e)
+
+    threading.Thread(target=read, name="folio-llm-stream", daemon=True).start()
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            try:
+                item = items.get(timeout=max(deadline - time.monotonic(), 0.0))
+            except queue.Empty:
+                raise TimeoutError(f"no complete reply within {seconds:.3g} s") from None
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        gone.set()
 
 
 class Embedder(ABC):
@@ -114,10 +163,15 @@ class ReplyBlock:
 
 
 class LLM(ABC):
-    """A chat model. The system prompt and the messages are kept apart on purpose."""
+    """A chat model. The system prompt and the messages are kept apart on purpose.
+
+    native_citations: the provider cites documents itself (Claude's citations feature), through
+    generate_cited and stream_cited; without it, rag.answer.llm sends the excerpts as labelled
+    text and reads the labels the model writes."""
 
     name: str = ""
     model: str = ""
+    native_citations: bool = False
 
     @abstractmethod
     def generate(self, system: str, messages: list[Message], max_tokens: int,
@@ -129,12 +183,14 @@ class LLM(ABC):
                timeout: float) -> Iterator[str]:
         """Text deltas as they arrive."""
 
-    @abstractmethod
     def generate_cited(self, system: str, messages: list[Message], documents: list[Document],
                        max_tokens: int, timeout: float) -> list[ReplyBlock]:
-        """The reply as blocks citing `documents`, which go with the last (user) message."""
+        """The reply as blocks citing `documents`, which go with the last (user) message
+        (providers with native_citations only)."""
+        raise NotImplementedError(f"{self.name} has no citations feature")
 
-    @abstractmethod
     def stream_cited(self, system: str, messages: list[Message], documents: list[Document],
                      max_tokens: int, timeout: float) -> Iterator[str | ReplyBlock]:
-        """Text deltas as they arrive, and each block once it is complete."""
+        """Text deltas as they arrive, and each block once it is complete (providers with
+        native_citations only)."""
+        raise NotImplementedError(f"{self.name} has no citations feature")

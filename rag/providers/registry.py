@@ -37,6 +37,12 @@ def _anthropic_llm(settings: Settings) -> LLM:
     return AnthropicLLM(model=settings.llm_model)
 
 
+def _openai_llm(settings: Settings) -> LLM:
+    from rag.providers.openai_llm import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(model=settings.openai_model, base_url=settings.openai_base_url)
+
+
 EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
     "local": _local_embedder,
     "cohere": _cohere_embedder,
@@ -45,6 +51,8 @@ EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
 LLMS: dict[str, Callable[[Settings], LLM] | None] = {
     "extractive": None,
     "anthropic": _anthropic_llm,
+    # any OpenAI-compatible server: Ollama, vLLM, llama.cpp's llama-server, LM Studio, OpenAI
+    "openai": _openai_llm,
 }
 _CACHE: dict[tuple, Embedder] = {}
 _CACHE_LOCK = threading.Lock()

@@ -1,5 +1,6 @@
 """Claims of a cited answer checked against the excerpts: the pure checks with hand-built blocks,
-then Claude's citations through the real SDK and the loopback fake, up to the audit record."""
+then Claude's citations and an OpenAI-compatible model's labels, each through its real SDK and
+loopback fake, up to the audit record."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rag.answer.claims import (
     SPAN_NOT_IN_EXCERPT,
     SPAN_SHARES_NO_TERMS,
     UNCITED,
+    UNKNOWN_EXCERPT,
     Claim,
     ClaimCheck,
     check_claim,
@@ -26,6 +28,7 @@ from rag.answer.pipeline import Pipeline
 from rag.answer.record import to_record
 from rag.providers.anthropic_llm import AnthropicLLM
 from rag.providers.base import CitedSpan, ReplyBlock
+from rag.providers.openai_llm import OpenAICompatibleLLM
 from rag.providers.registry import get_llm
 from rag.types import Draft, Hit, Verdict
 from tests.builders import make_chunk
@@ -95,13 +98,18 @@ def test_a_claim_without_a_citation_is_unsupported() -> None:
 @pytest.mark.parametrize("bad", [
     CitedSpan(0, 44, 82, "Integral gains are tuned by moonlight."),  # not the excerpt's words
     CitedSpan(1, 0, 36, "The integral term removes steady-state"),  # another excerpt's words
-    CitedSpan(2, 0, 36, "Derivative action damps fast motion."),  # no third excerpt
-    CitedSpan(-1, 0, 36, "Derivative action damps fast motion."),
     CitedSpan(0, 0, 0, ""),  # an empty span is in every text, and supports nothing
 ])
 def test_a_span_outside_its_excerpt_is_unsupported(bad: CitedSpan) -> None:
     check = check_claim(cited("The integral term removes steady-state error", bad), EXCERPTS)
     assert check.reasons == (SPAN_NOT_IN_EXCERPT,)
+
+
+@pytest.mark.parametrize("index", [2, -1])  # no third excerpt; no excerpt before the first
+def test_a_span_of_an_excerpt_that_was_not_sent_is_named_so(index: int) -> None:
+    bad = CitedSpan(index, 0, 36, "Derivative action damps fast motion.")
+    check = check_claim(cited("The integral term removes steady-state error", bad), EXCERPTS)
+    assert check.reasons == (UNKNOWN_EXCERPT,)
 
 
 def test_one_bad_span_flags_a_claim_its_good_span_supports() -> None:
@@ -283,3 +291,63 @@ def test_pipeline_passes_a_supported_answer_unchanged(claude_pipeline: Pipeline,
     assert response.answer == "The integral term removes steady-state error [S1]."
     assert response.confidence.generation == 0.92
     assert all(c.supported for c in response.draft.claims)
+
+
+# -- the same check on labels an OpenAI-compatible model writes ---------------------------------
+
+@pytest.fixture
+def labelling_llm(openai_server) -> OpenAICompatibleLLM:
+    return OpenAICompatibleLLM("llama3.1:8b", openai_server.base_url, api_key="")
+
+
+def test_labelled_claims_are_held_to_the_sentences_of_the_excerpts_they_name(
+        labelling_llm: OpenAICompatibleLLM, openai_server) -> None:
+    openai_server.plan(text=SUPPORTED)
+    draft = llm_draft(QUESTION, HITS, labelling_llm, BOOK, timeout=5.0)
+    assert draft.text == ("The integral term removes steady-state error [S1], and derivative "
+                          "action damps motion [S2].")
+    assert [(c.claim.text, c.claim.spans, c.supported) for c in draft.claims] == [
+        ("The integral term removes steady-state error", (span(0, INTEGRAL),), True),
+        ("derivative action damps motion", (span(1, EXCERPTS[1]),), True)]
+    assert draft.generation_confidence == 0.9 and draft.raw_response == SUPPORTED
+
+
+@pytest.mark.parametrize(("reply", "reasons", "confidence"), [
+    (f"The integral term removes steady-state error [S1]. {MOONLIGHT}\nConfidence: 0.9",
+     [(), (UNCITED,)], 0.45),
+    ("Gravity pulls the torso downward [S2].\nConfidence: 0.9", [(SPAN_SHARES_NO_TERMS,)], 0.0),
+    ("The integral term removes steady-state error [S7].\nConfidence: 0.9",
+     [(UNKNOWN_EXCERPT,)], 0.0),
+    ("Derivative gains are tuned on a rig by hand every spring [S2].\nConfidence: 0.8",
+     [(CLAIM_THINLY_COVERED,)], 0.0),
+])
+def test_labelled_claims_that_do_not_hold_up_are_flagged(
+        labelling_llm: OpenAICompatibleLLM, openai_server, reply: str,
+        reasons: list[tuple[str, ...]], confidence: float) -> None:
+    openai_server.plan(text=reply)
+    openai_server.plan(text=reply)
+    draft = llm_draft(QUESTION, HITS, labelling_llm, BOOK, timeout=5.0)
+    assert [c.reasons for c in draft.claims] == reasons
+    assert draft.generation_confidence == confidence
+    *_, streamed = list(llm_draft_stream(QUESTION, HITS, labelling_llm, BOOK, timeout=5.0))
+    assert (streamed.text, streamed.claims) == (draft.text, draft.claims)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_unsupported_labelled_claim_reaches_the_chat_and_the_audit_record(
+        sample_index, settings_for, labelling_llm: OpenAICompatibleLLM, openai_server,
+        stream: bool) -> None:
+    openai_server.plan(text=f"The integral term removes steady-state error [S1]. {MOONLIGHT}\n"
+                            "Confidence: 0.9")
+    settings = settings_for(llm="openai", openai_model="llama3.1:8b",
+                            openai_base_url=openai_server.base_url, llm_fallback=False)
+    response = list(Pipeline(sample_index, settings, labelling_llm).answer_stream(
+        PID_QUESTION, stream=stream))[-1]
+    message = (f'Unverified claim: "{MOONLIGHT}" (it cites no excerpt); check it against the '
+               "book.")
+    assert response.status == "partial" and message in response.answer
+    assert response.confidence.generation == 0.45
+    record = to_record(response)
+    assert (record["llm_provider"], record["llm_model"]) == ("openai", "llama3.1:8b")
+    assert {"guardrail": "citation", "reason_code": CITATION_UNSUPPORTED, "action": "warn",
+            "message": message} in record["guardrail_actions"]

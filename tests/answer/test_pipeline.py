@@ -110,21 +110,21 @@ def test_slow_llm_gives_up_in_time_for_an_extractive_answer(sample_index, settin
     assert response.metadata["latency_ms"]["synthesis"] < 500
 
 
-@pytest.mark.parametrize("stream", [True])
-def test_slow_llm_ends_the_request_in_synthesis(sample_index, settings_for, claude,
-                                                stream: bool) -> None:
-    # a stream that stalls after its first words: they were shown, so no fallback
-    claude.plan(stall=3.0)
+def test_a_stream_that_stalls_after_its_first_words_is_answered_offline(
+        sample_index, settings_for, claude) -> None:
+    # the streamed call gives up at 80 % of the time left, as the unstreamed one does, so the
+    # offline answer still fits: it replaces the words shown (the chat renders the Response);
+    # 0.3 s is left for it at this budget (0.5 s left 0.1 s, too little at load average 9)
+    claude.plan(stall=5.0)
     llm = AnthropicLLM(api_key="test-key", base_url=claude.url)
-    settings = settings_for(llm="anthropic", budget_synthesis_s=0.5, llm_fallback=True)
+    settings = settings_for(llm="anthropic", budget_synthesis_s=1.5, llm_fallback=True)
     pipeline = Pipeline(sample_index, settings, llm)
     started = time.perf_counter()
-    *deltas, response = list(pipeline.answer_stream(PID_QUESTION, stream=stream))
-    assert time.perf_counter() - started < 2.5
-    assert (response.status, response.error_stage) == ("error", "synthesis")
-    assert response.error_message == TIMEOUT_MESSAGE
-    assert response.answer == "" and response.citations == () and response.draft is None
-    assert bool(deltas) is stream  # streamed words were shown, but the Response holds none
+    *deltas, response = list(pipeline.answer_stream(PID_QUESTION))
+    assert time.perf_counter() - started < 4.0
+    assert response.status == "partial" and response.draft.provider == "extractive"
+    assert [n["code"] for n in response.validation["notices"]] == ["llm_fallback"]
+    assert deltas[0] == "The integral " and deltas[-1] == response.draft.text
 
 
 def test_slow_retrieval_ends_the_request_in_retrieval(pipeline, settings_for, monkeypatch) -> None:

@@ -113,7 +113,7 @@ def test_missing_anthropic_key_is_a_clear_message(ask, monkeypatch, tmp_path: Pa
 def test_unknown_llm_lists_the_choices(ask) -> None:
     code, _, err = ask(QUESTION, "--llm", "gpt")
     assert code == 2 and err == "error: Unknown answerer 'gpt'; choose one of anthropic, " \
-                                "extractive.\n"
+                                "extractive, openai.\n"
 
 
 @pytest.mark.parametrize("case", ["argument", "selection-file"])

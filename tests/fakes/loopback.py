@@ -27,7 +27,8 @@ class Plan:
     body: Any = None  # JSON sent as-is instead of the fake's own body
     text: str | None = None  # reply text (Anthropic)
     stream_error: str | None = None  # error type sent after the first delta (Anthropic)
-    stall: float = 0.0  # pause after the first streamed delta (Anthropic)
+    stall: float = 0.0  # pause after the first streamed delta (Anthropic, OpenAI)
+    cut: str | None = None  # how a stream breaks off after its first delta (OpenAI)
 
 
 @dataclass(frozen=True)

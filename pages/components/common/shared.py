@@ -155,7 +155,8 @@ def build_context() -> AppContext:
         ctx.index = cached_index(index_key(settings), built, settings)
         ctx.audit, ctx.audit_error = open_audit(settings)
         ctx.pipeline = cached_pipeline(
-            index_key(settings), built, (settings.llm, settings.llm_model),
+            index_key(settings), built,
+            (settings.llm, settings.answer_model, settings.openai_base_url),
             str(settings.audit_db) if ctx.audit else "", ctx.index, settings, ctx.audit)
     except RagError as e:
         ctx.error = str(e)

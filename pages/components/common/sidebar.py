@@ -11,6 +11,7 @@ from pages.components.common.provenance import OTHER_BOOK, threshold_provenance
 from pages.components.common.shared import FLASH_KEY, AppContext, run_build
 from pages.components.common.signin import render_access
 from rag.access.roles import RoleLogins, pages_for
+from rag.config.answer import shown_url
 from rag.errors import RagError
 
 
@@ -18,8 +19,10 @@ def _providers(ctx: AppContext) -> list[str]:
     s = ctx.settings
     embedder = ("local MiniLM (offline)" if s.embedder == "local"
                 else f"Cohere {s.cohere_model}")
-    answers = "extractive, the book's own sentences (offline)" if s.llm == "extractive" \
-        else f"Claude {s.llm_model}"
+    answers = {"extractive": "extractive, the book's own sentences (offline)",
+               "anthropic": f"Claude {s.llm_model}",
+               "openai": f"{s.openai_model} at {shown_url(s.openai_base_url)} (OpenAI-compatible)",
+               }.get(s.llm, f"{s.llm} {s.answer_model}")
     vectors = f"Qdrant server {s.qdrant_url}" if s.qdrant_url else "embedded Qdrant (local)"
     audit = f"DuckDB {s.audit_db.name}" if ctx.audit is not None else "unavailable"
     if getattr(ctx.audit, "unavailable", ""):
