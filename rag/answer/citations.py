@@ -7,13 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.answer.llm import MARKER_RE, says_not_covered
+from rag.book.inline import plain_text
 from rag.types import Chunk, Citation, Hit
 
 EXCERPT_MIN_WORDS, EXCERPT_MAX_WORDS = 30, 50
 SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?!\[S\d)")  # a trailing [Sn] stays
-# A book's own links are relative to its site (`./hardware-requirements`): in an excerpt shown in
-# the app they would lead to "Page not found", so an excerpt keeps a link's text, not the link.
-LINK_RE = re.compile(r"(!?)\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -119,9 +117,10 @@ def chunk_location(chunk: Chunk, template: str, base_url: str,
 
 
 def pick_excerpt(chunk_text: str, near: str = "") -> str:
-    """30-50 words of the chunk, starting at the sentence the answer quoted when there is one;
-    links keep their text and images go."""
-    words = LINK_RE.sub(lambda m: "" if m.group(1) else m.group(2), chunk_text).split()
+    """30-50 words of the chunk's text as a reader sees it (rag.book.inline.plain_text: a link
+    keeps its text, which in the app would lead to "Page not found"), starting at the sentence
+    the answer quoted when there is one."""
+    words = plain_text(chunk_text).split()
     start = 0
     if near:
         # compared without Markdown marks: quotes are cleaned, chunk texts are not

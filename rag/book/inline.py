@@ -17,6 +17,7 @@ HTML_RE = re.compile(r"</?[a-zA-Z][^<>]{0,2000}>")
 # `__` inside a word is part of it (CommonMark): "ros__parameters" keeps both
 EMPHASIS_RE = re.compile(r"\*\*|(?<![^\W_])__|__(?![^\W_])|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
 CODE_SPAN_RE = re.compile(r"`([^`\n]{1,2000})`")
+ITEM_MARK_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+")
 MIN_WORDS, MAX_WORDS = 4, 80  # a quotable unit's length
 QUIZ_RE = re.compile(r"^(?:Q\d*[:.]|Question\b|Exercise\b|Quiz\b|Task\b|Challenge\b)", re.I)
 # A review answer's label ("**Answer 1**: The main difference is ..."): the book's numbering of
@@ -79,3 +80,19 @@ def says_something(lead: str) -> bool:
     """A lead-in ending in ':' worth quoting on its own: long enough, and not one that only
     points at what follows (FILLER_LEAD_RE)."""
     return quotable(lead[:-1]) and not FILLER_LEAD_RE.search(lead)
+
+
+def plain_text(markdown: str) -> str:
+    """A chunk's canonical Markdown as the words a reader sees (an excerpt under a citation):
+    inline marks read, fences, table rules and item markers out, a table row's cells joined."""
+    lines = []
+    for line in markdown.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("```", "~~~", "$$")) or \
+                set(stripped) <= set("|-: "):
+            continue
+        if stripped.startswith("|"):
+            stripped = "; ".join(c.strip() for c in stripped.strip("|").split("|") if c.strip())
+        stripped = ITEM_MARK_RE.sub("", stripped.lstrip("> "))
+        lines.append(clean_inline(stripped) if stripped else "")
+    return " ".join(line for line in lines if line)
