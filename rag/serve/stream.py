@@ -13,7 +13,7 @@ import asyncio
 import json
 import threading
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +25,14 @@ from rag.notices import CLIENT_DISCONNECTED, make_notice
 from rag.types import Response
 
 MAX_QUEUED = 64
+END_EVENTS = ("final", "error")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 @dataclass(frozen=True)
 class Event:
-    """One Server-Sent Event: "delta", "final" (the record) or "error"."""
+    """One Server-Sent Event: "delta" (more text), "replace" (the whole text so far, when the
+    answer's final text does not continue what was streamed), "final" (the record) or "error"."""
 
     name: str
     data: dict[str, Any]
@@ -50,7 +52,14 @@ class Delivery:
         self._lock = threading.Lock()
         self._wake = asyncio.Event()
         self.disconnected = threading.Event()
+        self.on_disconnect: Callable[[], None] | None = None  # e.g. tell the answering process
         self.merged = 0  # deltas appended to a queued one because the reader lagged
+
+    def mark_disconnected(self) -> None:
+        if not self.disconnected.is_set():
+            self.disconnected.set()
+            if self.on_disconnect is not None:
+                self.on_disconnect()
 
     def put_delta(self, text: str) -> None:
         if not text:
@@ -62,6 +71,11 @@ class Delivery:
                 self.merged += 1
             else:
                 self._items.append(Event("delta", {"text": text}))
+        self._notify()
+
+    def put_replace(self, text: str) -> None:
+        with self._lock:
+            self._items.append(Event("replace", {"text": text}))
         self._notify()
 
     def put_end(self, event: Event) -> None:
@@ -90,7 +104,7 @@ class Delivery:
                 self._items.clear()
             for event in batch:
                 yield event
-                if event.name != "delta":
+                if event.name in END_EVENTS:
                     return
 
 
@@ -117,7 +131,7 @@ async def encoded(delivery: Delivery) -> AsyncIterator[bytes]:
         finished = True
     finally:
         if not finished:  # cancelled mid-stream: the client went away or the server is stopping
-            delivery.disconnected.set()
+            delivery.mark_disconnected()
 
 
 class EventStream(StreamingResponse):
@@ -132,10 +146,10 @@ class EventStream(StreamingResponse):
 
     async def listen_for_disconnect(self, receive: Receive) -> None:
         await super().listen_for_disconnect(receive)
-        self.delivery.disconnected.set()
+        self.delivery.mark_disconnected()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         except (ClientDisconnect, OSError):
-            self.delivery.disconnected.set()
+            self.delivery.mark_disconnected()

@@ -121,10 +121,15 @@ def test_search_shows_every_score_component(client):
     assert data["settings"]["top_k"] == 3 and data["query_type"]
 
 
-def test_health_needs_no_key(client, sample_index):
-    data = client.get("/v1/health").json()
+def test_health_without_a_key_says_only_up(client, sample_index):
+    """Issue 43: health without a key showed the process id and the server's internals."""
+    for headers in ({}, {"Authorization": "Bearer not-a-key-at-all-xxxx"}):
+        reply = client.get("/v1/health", headers=headers)
+        assert reply.status_code == 200 and reply.json() == {"status": "ok"}
+    data = client.get("/v1/health", headers=AUTH).json()
     assert data["status"] == "ok" and data["chunks"] == len(sample_index.chunks)
     assert data["book"]["title"] and data["embedder"]["name"] == "local" and data["version"]
+    assert data["auth"] == "bearer" and data["answerers"] >= 1 and data["process"]
     assert client.get("/docs").status_code == 200
     assert "/v1/ask" in client.get("/openapi.json").json()["paths"]
 

@@ -69,7 +69,8 @@ def server(sample_index, sample_index_dir, tmp_path_factory, claude):
 
 
 def test_keys_and_a_json_answer_over_http(server):
-    health = httpx.get(f"{server.url}/v1/health").json()
+    assert httpx.get(f"{server.url}/v1/health").json() == {"status": "ok"}
+    health = httpx.get(f"{server.url}/v1/health", headers=AUTH).json()
     assert health["status"] == "ok" and health["llm"] == "anthropic" and health["auth"] == "bearer"
     question = {"question": "How does the integral term remove steady-state error?"}
     refused = httpx.post(f"{server.url}/v1/ask", json=question)
