@@ -441,3 +441,30 @@ def launched_chromium():
             yield instance
         finally:
             instance.close()
+
+
+@contextmanager
+def uvicorn_thread(app, **options) -> Iterator[str]:
+    """The ASGI `app` served by a real uvicorn (with rag serve's connection hygiene) in a thread
+    of this process, on a free loopback port; yields its URL; stopped after."""
+    import threading
+
+    import uvicorn
+
+    from rag.serve.server import GuardedH11
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=GuardedH11,
+                                           log_level="warning", **options))
+    thread = threading.Thread(target=server.run, daemon=True, name="uvicorn-test")
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(60)

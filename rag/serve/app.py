@@ -22,7 +22,7 @@ from rag.serve.openai_api import openai_router
 from rag.serve.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_WAITING, BaseRunner, ThreadRunner
 from rag.serve.schemas import ApiErrorBody, AskRecord, Health, HealthUp, SearchResult
 from rag.serve.service import Service
-from rag.serve.stream import EventStream
+from rag.serve.stream import EventStream, FastJSONResponse
 
 DESCRIPTION = """Questions about one book, answered with citations from the book's stable section
 IDs, exactly as the Folio app answers them (same pipeline, settings and audit log).
@@ -117,14 +117,14 @@ def create_app(answers: Service | BaseRunner, access: Access,
         body = body.model_copy(update={"question": question})
         if wants_events(request, body):
             return EventStream(runner.answer_stream(body, name))
-        return JSONResponse(await runner.answer(body, name))
+        return FastJSONResponse(await runner.answer(body, name))
 
     @app.post("/v1/search", summary="Every candidate chunk with every score component",
               response_model=None, responses={**ERROR_RESPONSES, 200: {"model": SearchResult}})
-    async def search(body: SearchRequest, name: Client) -> JSONResponse:
+    async def search(body: SearchRequest, name: Client) -> FastJSONResponse:
         question = checked_question(body.question)
         runner.check_room()
         await count_question(name, access)
-        return JSONResponse(await runner.search(question, body.top_k))
+        return FastJSONResponse(await runner.search(question, body.top_k))
 
     return app

@@ -7,7 +7,6 @@ its sources as links, plus a `folio` field (status, confidence, citations, notic
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal
@@ -26,8 +25,9 @@ from rag.serve.models import (
     HistoryMessage,
     checked_question,
 )
+from rag.serve.schemas import ChatCompletion, ModelList
 from rag.serve.service import BookInfo
-from rag.serve.stream import SSE_HEADERS, Delivery
+from rag.serve.stream import SSE_HEADERS, Delivery, FastJSONResponse, dump_json
 
 OWNER = "folio"
 SOURCES = "\n\n**Sources**\n"  # where the answer ends and its list of links begins
@@ -85,25 +85,35 @@ def to_ask(body: ChatRequest) -> AskRequest:
                       session_id=(body.user or "")[:MAX_SESSION_ID])
 
 
+def link_title(citation: dict[str, Any]) -> str:
+    title = citation.get("section_title") or citation.get("section_id") or "source"
+    return title.replace("[", "(").replace("]", ")")
+
+
 def sources_markdown(record: dict[str, Any]) -> str:
-    """Each cited section once, as a Markdown link."""
+    """Each cited section once, as a Markdown link after the marker the answer uses for it."""
     lines, seen = [], set()
     for citation in record.get("citations") or []:
         key = citation.get("url") or citation.get("section_id")
         if key in seen:
             continue
         seen.add(key)
-        title = (citation.get("section_title") or citation.get("section_id") or "source")
-        title = title.replace("[", "(").replace("]", ")")
         page = f" (page {citation['page']})" if citation.get("page") else ""
-        lines.append(f"{len(lines) + 1}. [{title}]({citation.get('url', '')}){page}")
+        marker = f"[{citation['marker']}] " if citation.get("marker") else ""
+        lines.append(f"- {marker}[{link_title(citation)}]({citation.get('url', '')}){page}")
     return SOURCES + "\n".join(lines) if lines else ""
 
 
 def answer_markdown(record: dict[str, Any]) -> str:
+    """The answer, its markers ("[S1]") made links to the sections they cite."""
     if record.get("status") == "error":
         return record.get("error_message") or "The question could not be answered."
-    return record.get("answer_text", "")
+    text = record.get("answer_text", "")
+    for citation in record.get("citations") or []:
+        marker, url = citation.get("marker"), citation.get("url")
+        if marker and url:
+            text = text.replace(f"[{marker}]", f"[[{marker}]]({url})")
+    return text
 
 
 def folio_field(record: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +139,7 @@ def chunk(ident: str, model: str, delta: dict[str, Any], finish: str | None = No
     body = {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()),
             "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             **extra}
-    return f"data: {json.dumps(body, ensure_ascii=False, default=str)}\n\n".encode()
+    return b"data: " + dump_json(body) + b"\n\n"
 
 
 async def chunks(delivery: Delivery, model: str, ident: str) -> AsyncIterator[bytes]:
@@ -167,15 +177,20 @@ def openai_router(runner_of, access_of) -> APIRouter:
     """runner_of(request) -> the runner answering; access_of(request) -> Access."""
     router = APIRouter(tags=["OpenAI-compatible"])
 
-    @router.get("/v1/models", summary="The books this server answers from, as models")
-    async def models(request: Request, name: Client) -> dict[str, Any]:
+    @router.get("/v1/models", summary="The books this server answers from, as models",
+                response_model=None, responses={200: {"model": ModelList}})
+    async def models(request: Request, name: Client) -> JSONResponse:
         info = runner_of(request).info
-        return {"object": "list", "data": [{
+        return JSONResponse({"object": "list", "data": [{
             "id": model_id(info), "object": "model", "owned_by": OWNER,
-            "created": _created(info), "name": info.title}]}
+            "created": _created(info), "name": info.title}]})
 
     @router.post("/v1/chat/completions", summary="Answer the last user message (JSON, or the "
-                 "chunk stream with \"stream\": true)")
+                 "chunk stream with \"stream\": true)", response_model=None, responses={
+                     200: {"model": ChatCompletion, "content": {"text/event-stream": {
+                         "example": 'data: {"object": "chat.completion.chunk", "choices": '
+                                    '[{"delta": {"content": "The ZMP ..."}}], ...}\n\n'
+                                    'data: [DONE]\n\n'}}}})
     async def chat(body: ChatRequest, request: Request, name: Client) -> Any:
         runner = runner_of(request)
         wanted = model_id(runner.info)
@@ -191,7 +206,7 @@ def openai_router(runner_of, access_of) -> APIRouter:
             ident = f"chatcmpl-{int(time.time() * 1000)}"
             return StreamingResponse(chunks(delivery, wanted, ident),
                                      media_type="text/event-stream", headers=SSE_HEADERS)
-        return JSONResponse(completion(await runner.answer(ask, name), wanted))
+        return FastJSONResponse(completion(await runner.answer(ask, name), wanted))
 
     return router
 

@@ -161,3 +161,56 @@ class Health(HealthUp):
 class ApiErrorBody(BaseModel):
     error: str = Field(description="stable code, e.g. unauthorized, rate_limited")
     message: str
+
+
+class Model(BaseModel):
+    id: str = Field(description='"folio/<book id>"')
+    object: Literal["model"] = "model"
+    owned_by: str
+    created: int
+    name: str = Field(description="the book's title")
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Model]
+
+
+class FolioConfidence(BaseModel):
+    score: float | None
+    level: str | None
+
+
+class FolioField(BaseModel):
+    """What Folio adds to an OpenAI reply: how the answer came out, and what it cites."""
+
+    query_id: str | None
+    status: str | None
+    confidence: FolioConfidence
+    citations: list[Citation]
+    notices: list[Notice]
+    reason_codes: list[str]
+    error_message: str
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str = Field(description="the answer in Markdown, its sources as links")
+
+
+class Choice(BaseModel):
+    index: int
+    finish_reason: Literal["stop"]
+    message: AssistantMessage
+
+
+class ChatCompletion(BaseModel):
+    """OpenAI's chat.completion object, plus `folio`. With "stream": true, the same content
+    arrives as chat.completion.chunk events, the last carrying `folio`, then `data: [DONE]`."""
+
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[Choice]
+    folio: FolioField

@@ -23,6 +23,18 @@ from rag.serve.models import AskRequest
 from rag.serve.stream import RequestAudit
 from rag.types import Response
 
+# What the API's record leaves out: the audit row keeps them (the audit explorer shows them),
+# /v1/search shows the candidates. They were 24 of an answer's 32 KB, all encoded, copied
+# between processes and sent for every answer (candidate_pool alone 21 KB).
+AUDIT_ONLY = ("candidate_pool", "llm_prompt", "llm_response", "answer_evidence")
+
+
+def api_record(response: Response) -> dict[str, Any]:
+    record = to_record(response)
+    for key in AUDIT_ONLY:
+        record.pop(key, None)
+    return record
+
 
 class TextSink(Protocol):
     """Where a streamed answer's text goes (rag.serve.stream.Delivery, or the worker's pipe)."""
@@ -105,7 +117,7 @@ class Service:
         assert response is not None  # answer_stream always ends with its Response
         if sink is not None:  # an offline draft waits for its guardrails (~5 ms): no refusal
             finish_stream(sink, "".join(sent), response.answer or "")  # after an answer
-        return to_record(response)
+        return api_record(response)
 
     def search(self, question: str, top_k: int | None = None) -> dict[str, Any]:
         """Every candidate with every score component, as `rag search --json` prints them."""
@@ -146,4 +158,4 @@ def abandoned_record(settings: Settings, request: AskRequest, client: str, over_
     response = error_response(turn, meta, "answer", message)
     if audit is not None:
         audit.record(response, session_id=request.session_id, client_id=client)
-    return to_record(response)
+    return api_record(response)

