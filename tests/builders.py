@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -379,13 +380,14 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
     raise TimeoutError(f"{url}{path} did not become healthy within {timeout_s:.0f} s")
 
 
-def start_serve(port: int, env: dict[str, str], log, *options: str) -> subprocess.Popen:
+def start_serve(port: int, env: dict[str, str], log, *options: str,
+                **popen: Any) -> subprocess.Popen:
     """`python -m rag serve` on a loopback port, in a process group of its own (stop_group),
-    its output into the open file `log`."""
+    its output into the open file `log`; `popen` adds to subprocess.Popen's arguments."""
     return subprocess.Popen(
         [sys.executable, "-m", "rag", "serve", "--port", str(port), "--log-level", "warning",
          *options], cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
+        start_new_session=True, **popen)
 
 
 def stop_group(process: subprocess.Popen, timeout_s: float = 30) -> int | None:

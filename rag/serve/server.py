@@ -6,8 +6,9 @@ process's file descriptors and nobody could ask):
   closed (uvicorn's keep-alive timer only starts after a first response, and stops at the first
   byte received). A body has its own limit (rag.serve.errors.BodyLimit).
 - at most `max_connections` open at once; one more is answered 503 with Retry-After at once
-  and closed. The cap stays below the process's file-descriptor limit (raised to its hard limit
-  at start), so accept() never fails with `Errno 24`.
+  and closed. The cap and the accept backlog (asyncio accepts up to `backlog` sockets in one
+  burst before any of them is looked at) together stay below the process's file-descriptor
+  limit, raised to its hard limit at start, so accept() never fails with `Errno 24`.
 - the log through rag.serve.logs (no tokens, no storms)."""
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 log = logging.getLogger("rag.serve")
 DEFAULT_MAX_CONNECTIONS = 1000
 DEFAULT_HEAD_TIMEOUT_S = 10.0
-FD_RESERVE = 128  # descriptors kept for the index, the audit, the answering processes' pipes
+FD_RESERVE = 128  # for the audit, the rate limits, the answering processes' pipes (20 used)
+DEFAULT_BACKLOG = 2048  # uvicorn's
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
         b"retry-after: 1\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s")
 BUSY_BODY = (b'{"error": "server_busy", "message": "The server has too many open connections; '
@@ -40,18 +42,22 @@ class Limits:
     head_timeout_s: float = DEFAULT_HEAD_TIMEOUT_S
 
 
-def descriptor_cap(wanted: int) -> int:
-    """`wanted`, lowered to what this process's file-descriptor limit allows (after raising its
-    soft limit to the hard one, as servers do)."""
+def descriptor_budget(wanted: int) -> tuple[int, int]:
+    """(connection cap, accept backlog): `wanted` and uvicorn's 2048, lowered so that the
+    connections held, one accept burst and FD_RESERVE fit in this process's file-descriptor
+    limit (its soft limit raised to the hard one first, as servers do). Half the room for held
+    connections, a quarter for a burst: with 256 descriptors, 64 and 32."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft < hard:
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
             soft = hard
         except (ValueError, OSError):
             pass
-    room = wanted if soft == resource.RLIM_INFINITY else soft - FD_RESERVE
-    return max(1, min(wanted, room))
+    if soft == resource.RLIM_INFINITY:
+        return wanted, DEFAULT_BACKLOG
+    room = max(4, soft - FD_RESERVE)
+    return max(1, min(wanted, room // 2)), max(1, min(DEFAULT_BACKLOG, room // 4))
 
 
 class Refusals:
@@ -126,7 +132,8 @@ def uvicorn_options(limits: Limits, level: str, access_log: bool) -> dict[str, A
     """What rag serve passes to uvicorn.run, in one process or several."""
     from rag.serve.logs import log_config
 
-    GuardedH11.limits = Limits(descriptor_cap(limits.max_connections), limits.head_timeout_s)
-    return {"http": GuardedH11, "log_level": level, "access_log": access_log,
+    cap, backlog = descriptor_budget(limits.max_connections)
+    GuardedH11.limits = Limits(cap, limits.head_timeout_s)
+    return {"http": GuardedH11, "backlog": backlog, "log_level": level, "access_log": access_log,
             "log_config": log_config(level, access_log), "server_header": False,
             "timeout_keep_alive": 5}
