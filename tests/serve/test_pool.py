@@ -4,6 +4,7 @@ abandoned with the pipeline's timeout record, logged, and its process replaced."
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -100,5 +101,7 @@ def test_a_streamed_question_over_its_deadline_ends_with_the_timeout_record(serv
     with httpx.stream("POST", f"{url}/v1/ask", headers=AUTH, timeout=60,
                       json={"question": SPIN, "stream": True, "session_id": "spin-sse"}) as r:
         text = r.read().decode()
-    assert r.status_code == 200 and text.rstrip().splitlines()[-2] == "event: final"
-    assert TIMEOUT_MESSAGE in text and '"status": "error"' in text
+    lines = text.rstrip().splitlines()
+    assert r.status_code == 200 and lines[-2] == "event: final"
+    final = json.loads(lines[-1].removeprefix("data: "))
+    assert final["status"] == "error" and final["error_message"] == TIMEOUT_MESSAGE
