@@ -3,6 +3,12 @@
     .venv/bin/python bench/load.py                    # 100 clients, 60 s, its own server
     .venv/bin/python bench/load.py --seconds 10 --clients 20
     .venv/bin/python bench/load.py --url http://127.0.0.1:8000 --key TOKEN   # a running server
+    .venv/bin/python bench/load.py --baseline a43dd13   # that commit's server, then this one
+
+With --baseline REV the same load runs first against the server of commit REV (its files taken
+with `git archive` into a temporary folder, run with the same virtualenv and a copy of the same
+index), then against this tree's, and both reports are printed with the ratios: a before and
+after measured in the same run, on the same machine load.
 
 Without --url it starts `python -m rag serve` on a free loopback port with the offline answerer,
 a copy of the index (embedded Qdrant admits one process per folder), a fresh audit file and one
@@ -15,7 +21,8 @@ most --timeout more seconds. Loopback only: another host is refused.
 
 Reports throughput, p50/p95 latency (JSON and SSE), time to the first SSE byte, HTTP errors by
 status (429s apart), transport errors, answers whose record says status "error", and (own
-server) whether the audit holds exactly one row per answered question.
+server) whether the audit holds exactly one row per answered question and the CPU time the
+server's processes spent per answered question.
 Target: 0 errors other than 429s the limits call for.
 """
 
@@ -27,6 +34,7 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from rag.serve.auth import is_loopback  # noqa: E402
-from tests.builders import free_port, start_serve, stop_group, wait_healthy  # noqa: E402
+from tests.builders import free_port, stop_group, wait_healthy  # noqa: E402
 
 QUESTIONS = ROOT / "data" / "eval" / "questions.yaml"
 START_TIMEOUT_S = 180.0
@@ -141,10 +149,36 @@ async def run_load(url: str, tokens: list[str], clients: int, seconds: float, ma
     return tally, time.monotonic() - started
 
 
-class OwnServer:
-    """`python -m rag serve` on a copy of the index, one key per client; stopped on exit."""
+def group_cpu_s(pgid: int) -> float:
+    """User + system CPU seconds of every live process in a process group (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # after ")": state ppid pgrp ... utime(12) stime(13)
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
-    def __init__(self, clients: int, index_dir: Path, concurrency: int | None) -> None:
+
+def checkout(rev: str, into: Path) -> Path:
+    """The files of commit `rev` (git archive: the repository is only read)."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+class OwnServer:
+    """`python -m rag serve` (from `root`) on a copy of the index, one key per client; stopped
+    on exit."""
+
+    def __init__(self, clients: int, index_dir: Path, concurrency: int | None,
+                 root: Path = ROOT) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="folio-load-"))
         shutil.copytree(index_dir, self.work / "index", ignore=shutil.ignore_patterns(".lock"))
         self.tokens = [secrets.token_urlsafe(24) for _ in range(clients)]
@@ -156,7 +190,13 @@ class OwnServer:
                "RAG_API_KEYS": ",".join(f"load-{i:03d}:{t}" for i, t in enumerate(self.tokens))}
         options = ("--concurrency", str(concurrency)) if concurrency else ()
         self.log = open(self.work / "serve.log", "w")  # noqa: SIM115  (closed in stop)
-        self.process = start_serve(port, env, self.log, *options)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rag", "serve", "--port", str(port), "--log-level", "warning",
+             *options], cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def cpu_s(self) -> float:
+        return group_cpu_s(self.process.pid)
 
     def wait_healthy(self) -> float:
         """Seconds until the server answered its health check."""
@@ -183,7 +223,7 @@ class OwnServer:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def summary(tally: Tally, seconds: float, clients: int) -> dict:
+def summary(tally: Tally, seconds: float, clients: int, cpu_s: float | None = None) -> dict:
     both = tally.latency_ms["json"] + tally.latency_ms["sse"]
     errors = {str(k): v for k, v in sorted(tally.http_status.items()) if k not in (200, 429)}
     return {
@@ -198,6 +238,8 @@ def summary(tally: Tally, seconds: float, clients: int) -> dict:
         "transport_errors": dict(tally.transport),
         "record_status": dict(tally.record_status),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        "server_cpu_ms_per_answer": round(cpu_s * 1000 / tally.answered, 1)
+        if cpu_s is not None and tally.answered else None,
     }
 
 
@@ -213,8 +255,44 @@ def print_report(report: dict) -> None:
     print(f"  HTTP errors (not 429): {report['http_errors'] or 0}; 429: "
           f"{report['rate_limited_429']}; transport errors: {report['transport_errors'] or 0}")
     print(f"  record status: {report['record_status']}; load average {report['load_average']}")
+    if report.get("server_cpu_ms_per_answer") is not None:
+        print(f"  server CPU per answered question: {report['server_cpu_ms_per_answer']} ms")
     if "audit_rows" in report:
         print(f"  audit rows: {report['audit_rows']} for {report['answered']} answered")
+
+
+def measure(args: argparse.Namespace, root: Path = ROOT) -> dict:
+    """One load run: against --url, or a server started from `root`."""
+    if args.url:
+        tally, seconds = asyncio.run(run_load(args.url, [args.key], args.clients, args.seconds,
+                                              args.max_requests, args.timeout))
+        return summary(tally, seconds, args.clients)
+    server = OwnServer(args.clients, args.index, args.concurrency, root)
+    try:
+        print(f"server ({root.name}) ready in {server.wait_healthy():.1f} s", file=sys.stderr)
+        cpu_before = server.cpu_s()
+        tally, seconds = asyncio.run(run_load(server.url, server.tokens, args.clients,
+                                              args.seconds, args.max_requests, args.timeout))
+        report = summary(tally, seconds, args.clients, server.cpu_s() - cpu_before)
+        server.stop()
+        try:
+            report["audit_rows"] = server.audit_rows()
+        except Exception as e:  # noqa: BLE001  (the figures above still stand)
+            report["audit_rows"] = f"not counted: {type(e).__name__}: {e}"
+    finally:
+        server.stop()
+        server.cleanup()
+    return report
+
+
+def compare(before: dict, after: dict) -> dict:
+    def ratio(a: float, b: float) -> float | None:
+        return round(b / a, 2) if a else None
+
+    return {"throughput_x": ratio(before["throughput_per_s"], after["throughput_per_s"]),
+            "p95_ms": [before["latency_ms"]["all"]["p95"], after["latency_ms"]["all"]["p95"]],
+            "cpu_ms_per_answer": [before.get("server_cpu_ms_per_answer"),
+                                  after.get("server_cpu_ms_per_answer")]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,32 +306,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, default=ROOT / "data" / "index",
                         help="index to copy for the server this starts")
     parser.add_argument("--concurrency", type=int, help="the started server's --concurrency")
+    parser.add_argument("--baseline", metavar="REV", help="first measure the server of this "
+                        "commit, then this tree's (same run, same load)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     if not (1 <= args.clients <= 1000 and 0 < args.seconds <= 600 and args.max_requests > 0):
         parser.error("--clients 1-1000, --seconds up to 600 and --max-requests > 0")
     if args.url and not is_loopback(urlparse(args.url).hostname or ""):
         parser.error(f"{args.url} is not a loopback address; this generator stays on this machine")
-    server = None if args.url else OwnServer(args.clients, args.index, args.concurrency)
-    try:
-        if server is not None:
-            print(f"server ready in {server.wait_healthy():.1f} s", file=sys.stderr)
-        tally, seconds = asyncio.run(run_load(
-            args.url or server.url, [args.key] if args.url else server.tokens, args.clients,
-            args.seconds, args.max_requests, args.timeout))
-        report = summary(tally, seconds, args.clients)
-        if server is not None:
-            server.stop()
-            try:
-                report["audit_rows"] = server.audit_rows()
-            except Exception as e:  # noqa: BLE001  (the figures above still stand)
-                report["audit_rows"] = f"not counted: {type(e).__name__}: {e}"
-    finally:
-        if server is not None:
-            server.stop()
-            server.cleanup()
-    print(json.dumps(report, indent=2)) if args.json else print_report(report)
-    clean = not report["http_errors"] and not report["transport_errors"]
+    if args.baseline and args.url:
+        parser.error("--baseline starts both servers itself; leave out --url")
+    reports = {}
+    if args.baseline:
+        folder = Path(tempfile.mkdtemp(prefix="folio-baseline-"))
+        try:
+            reports[f"before ({args.baseline})"] = measure(
+                args, checkout(args.baseline, folder / "tree"))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    reports["after (this tree)" if args.baseline else "this tree"] = measure(args)
+    if args.json:
+        if args.baseline:
+            reports["comparison"] = compare(*reports.values())
+        print(json.dumps(reports, indent=2))
+    else:
+        for name, report in reports.items():
+            print(f"== {name}")
+            print_report(report)
+        if args.baseline:
+            print(f"== comparison: {compare(*reports.values())}")
+    clean = all(not r["http_errors"] and not r["transport_errors"] for r in reports.values())
     return 0 if clean else 1
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -379,13 +380,14 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
     raise TimeoutError(f"{url}{path} did not become healthy within {timeout_s:.0f} s")
 
 
-def start_serve(port: int, env: dict[str, str], log, *options: str) -> subprocess.Popen:
+def start_serve(port: int, env: dict[str, str], log, *options: str,
+                **popen: Any) -> subprocess.Popen:
     """`python -m rag serve` on a loopback port, in a process group of its own (stop_group),
-    its output into the open file `log`."""
+    its output into the open file `log`; `popen` adds to subprocess.Popen's arguments."""
     return subprocess.Popen(
         [sys.executable, "-m", "rag", "serve", "--port", str(port), "--log-level", "warning",
          *options], cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
+        start_new_session=True, **popen)
 
 
 def stop_group(process: subprocess.Popen, timeout_s: float = 30) -> int | None:
@@ -637,3 +639,30 @@ def handbook_site() -> list[tuple[str, bytes]]:
     pages.append(("404.html", site_page("Page not found", "<h1>Document not found</h1>", nav)))
     pages.append(("search.html", site_page("Search", "<h1>Search</h1>", nav)))
     return [(path, html.encode()) for path, html in pages]
+
+
+@contextmanager
+def uvicorn_thread(app, **options) -> Iterator[str]:
+    """The ASGI `app` served by a real uvicorn (with rag serve's connection hygiene) in a thread
+    of this process, on a free loopback port; yields its URL; stopped after."""
+    import threading
+
+    import uvicorn
+
+    from rag.serve.server import GuardedH11
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=GuardedH11,
+                                           log_level="warning", **options))
+    thread = threading.Thread(target=server.run, daemon=True, name="uvicorn-test")
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(60)

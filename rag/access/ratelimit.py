@@ -6,9 +6,11 @@ serialises the read-count-insert of every thread and process on the machine, so 
 workers and the app cannot each let a client through on the same last slot. Rows older than the
 window are deleted on every check, so the file holds at most one minute of questions.
 
-If the file cannot be opened or written (read-only folder, not a database), questions are
-counted per process instead and a warning is logged once: a broken counter must not stop
-answers."""
+A damaged file (not a database, or a corrupt one) is moved aside as
+ratelimit.sqlite.damaged-<time> and a fresh one started, with a warning: it holds only the last
+minute of counts, so nothing of value is lost. If the file cannot be opened or written (a
+read-only folder), questions are counted per process instead and a warning is logged once: a
+broken counter must not stop answers."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ WINDOW_S = 60.0
 STATE_NAME = "ratelimit.sqlite"
 RETRY_FILE_AFTER_S = 30.0  # after a failure, how long the per-process counter stands in
 BUSY_TIMEOUT_S = 5.0
+DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)  # primary result codes
 log = logging.getLogger(__name__)
 
 
@@ -100,6 +103,8 @@ class RateLimiter:
         self._fallback = ProcessLimiter(per_minute)
         self._broken_until = 0.0
         self._warned = False
+        self._generation = 0  # bumped when a damaged file is replaced: connections reopen
+        self._heal_lock = threading.Lock()
         if per_minute > 0:
             self._run(lambda db: None, None)  # create the file now, so a problem shows at start
 
@@ -147,7 +152,8 @@ class RateLimiter:
             db.execute("INSERT INTO questions (client, asked) VALUES (?, ?)", (client, now))
         return decision
 
-    def _run(self, work: Callable[[sqlite3.Connection], object], failed: object) -> object:
+    def _run(self, work: Callable[[sqlite3.Connection], object], failed: object,
+             healed: bool = False) -> object:
         """`work` inside one BEGIN IMMEDIATE transaction; `failed` when the file fails."""
         try:
             db = self._connection()
@@ -159,26 +165,67 @@ class RateLimiter:
                 raise
             db.commit()
             return result
+        except sqlite3.DatabaseError as e:
+            if not healed and (getattr(e, "sqlite_errorcode", 0) & 0xFF) in DAMAGE_CODES:
+                self._heal(e)
+                return self._run(work, failed, healed=True)
+            return self._fail(e, failed)
         except (sqlite3.Error, OSError) as e:
-            self._local.__dict__.clear()  # a broken connection is reopened next time
-            self._broken_until = self.clock() + RETRY_FILE_AFTER_S
-            if not self._warned:
-                self._warned = True
-                log.warning("Rate limits are counted per process, not shared: %s could not be "
-                            "used (%s). Delete the file or make its folder writable; it holds "
-                            "only the last minute of questions.", self.state_path, e)
-            return failed
+            return self._fail(e, failed)
+
+    def _heal(self, error: sqlite3.Error) -> None:
+        """Move the damaged file aside (unless another thread or process already has: the file
+        is then not the one this connection opened) and start a fresh one."""
+        with self._heal_lock:
+            opened = getattr(self._local, "inode", None)
+            self._drop_connection()
+            try:
+                if self.state_path.stat().st_ino != opened:
+                    return  # replaced since this thread opened it
+                aside = self.state_path.with_name(
+                    f"{self.state_path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+                self.state_path.replace(aside)
+                for suffix in ("-wal", "-shm"):
+                    Path(f"{self.state_path}{suffix}").unlink(missing_ok=True)
+            except OSError:
+                return  # gone already, or the folder is read-only: _run fails over as before
+            self._generation += 1
+            log.warning("The rate-limit file %s was damaged (%s): moved aside as %s and a fresh "
+                        "one started (it held only the last minute of questions).",
+                        self.state_path, error, aside.name)
+
+    def _drop_connection(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
+        self._local.__dict__.clear()
+
+    def _fail(self, e: Exception, failed: object) -> object:
+        self._drop_connection()  # a broken connection is reopened next time
+        self._broken_until = self.clock() + RETRY_FILE_AFTER_S
+        if not self._warned:
+            self._warned = True
+            log.warning("Rate limits are counted per process, not shared: %s could not be "
+                        "used (%s). Make its folder writable; it holds only the last minute "
+                        "of questions.", self.state_path, e)
+        return failed
 
     def _connection(self) -> sqlite3.Connection:
         """One connection per thread and process (a forked child opens its own)."""
         db = getattr(self._local, "db", None)
-        if db is None or self._local.pid != os.getpid():
+        if db is None or self._local.pid != os.getpid() or \
+                self._local.generation != self._generation:
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.state_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self._local.db, self._local.pid = db, os.getpid()
+            self._local.generation = self._generation
+            self._local.inode = self.state_path.stat().st_ino
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # a lost last second of counts is harmless
             self._create(db)
-            self._local.db, self._local.pid = db, os.getpid()
         return db
 
 

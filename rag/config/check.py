@@ -36,7 +36,7 @@ TABLES: dict[str, dict[str, str]] = {
     "guardrails": {"mode": "text", "hedge_words": "text_list", "off_topic_keywords": "text_list"},
     "budget": {"total_s": "number", "retrieval_s": "number", "synthesis_s": "number"},
     "chat": {"rate_limit_per_minute": "int", "history_messages": "int"},
-    "access": {"rate_limit": "int"},
+    "access": {"rate_limit": "int", "cors_origins": "text_list"},
 }
 EMBEDDER_KEYS = {"threshold": "number", "gate_answer": "number", "gate_caveat": "number",
                  "level_high": "number", "level_medium": "number", "source": "text",

@@ -7,18 +7,29 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.config import MAX_HISTORY_MESSAGES
-from rag.retrieval.query import MAX_QUERY_CHARS
+from rag.errors import InputError
+from rag.retrieval.query import MAX_QUERY_CHARS, validate_query
+from rag.serve.errors import ApiError
 
 Mode = Literal["full-book", "selection", "selection+book"]
 MAX_SESSION_ID = 128
 MAX_TOP_K = 50
+HISTORY_CHARS = 20_000
+
+
+def checked_question(question: str) -> str:
+    """The question as every entry point checks it (1-1000 characters, no NUL); 422 if not."""
+    try:
+        return validate_query(question)
+    except InputError as e:
+        raise ApiError(422, "invalid_question", str(e)) from None
 
 
 class HistoryMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     role: Literal["user", "assistant"]
-    content: str = Field(max_length=20_000)
+    content: str = Field(max_length=HISTORY_CHARS)
 
 
 class AskRequest(BaseModel):

@@ -10,34 +10,48 @@ deltas; nothing is dropped and the pipeline never waits on a socket).
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from starlette.requests import ClientDisconnect
-from starlette.responses import StreamingResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from rag.notices import CLIENT_DISCONNECTED, make_notice
 from rag.types import Response
 
 MAX_QUEUED = 64
+# orjson: a 9 KB answer record encodes in ~0.1 ms against json's ~1 ms, on the one thread that
+# serves every connection
+JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def dump_json(data: object) -> bytes:
+    """UTF-8 JSON; what orjson cannot encode natively becomes its str() (json's default=str)."""
+    return orjson.dumps(data, default=str, option=JSON_OPTIONS)
+
+
+class FastJSONResponse(JSONResponse):
+    def render(self, content: object) -> bytes:
+        return dump_json(content)
+END_EVENTS = ("final", "error")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 @dataclass(frozen=True)
 class Event:
-    """One Server-Sent Event: "delta", "final" (the record) or "error"."""
+    """One Server-Sent Event: "delta" (more text), "replace" (the whole text so far, when the
+    answer's final text does not continue what was streamed), "final" (the record) or "error"."""
 
     name: str
     data: dict[str, Any]
 
     def encode(self) -> bytes:
-        payload = json.dumps(self.data, ensure_ascii=False, default=str)
-        return f"event: {self.name}\ndata: {payload}\n\n".encode()
+        return b"event: " + self.name.encode() + b"\ndata: " + dump_json(self.data) + b"\n\n"
 
 
 class Delivery:
@@ -50,7 +64,14 @@ class Delivery:
         self._lock = threading.Lock()
         self._wake = asyncio.Event()
         self.disconnected = threading.Event()
+        self.on_disconnect: Callable[[], None] | None = None  # e.g. tell the answering process
         self.merged = 0  # deltas appended to a queued one because the reader lagged
+
+    def mark_disconnected(self) -> None:
+        if not self.disconnected.is_set():
+            self.disconnected.set()
+            if self.on_disconnect is not None:
+                self.on_disconnect()
 
     def put_delta(self, text: str) -> None:
         if not text:
@@ -62,6 +83,11 @@ class Delivery:
                 self.merged += 1
             else:
                 self._items.append(Event("delta", {"text": text}))
+        self._notify()
+
+    def put_replace(self, text: str) -> None:
+        with self._lock:
+            self._items.append(Event("replace", {"text": text}))
         self._notify()
 
     def put_end(self, event: Event) -> None:
@@ -90,7 +116,7 @@ class Delivery:
                 self._items.clear()
             for event in batch:
                 yield event
-                if event.name != "delta":
+                if event.name in END_EVENTS:
                     return
 
 
@@ -117,7 +143,7 @@ async def encoded(delivery: Delivery) -> AsyncIterator[bytes]:
         finished = True
     finally:
         if not finished:  # cancelled mid-stream: the client went away or the server is stopping
-            delivery.disconnected.set()
+            delivery.mark_disconnected()
 
 
 class EventStream(StreamingResponse):
@@ -132,10 +158,10 @@ class EventStream(StreamingResponse):
 
     async def listen_for_disconnect(self, receive: Receive) -> None:
         await super().listen_for_disconnect(receive)
-        self.delivery.disconnected.set()
+        self.delivery.mark_disconnected()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         except (ClientDisconnect, OSError):
-            self.delivery.disconnected.set()
+            self.delivery.mark_disconnected()

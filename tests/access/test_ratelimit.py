@@ -140,18 +140,41 @@ def test_processes_share_one_count(tmp_path):
     assert not RateLimiter(path, 50).check("widget").allowed  # and this process sees it too
 
 
-def test_a_corrupt_state_file_falls_back_to_a_per_process_count(tmp_path, caplog):
+def test_a_damaged_state_file_is_moved_aside_and_a_fresh_one_started(tmp_path, caplog):
+    """Issue 43: a damaged rate-limit file never healed (counted per process for good)."""
     path = tmp_path / "rl.sqlite"
     path.write_bytes(b"this is not a database, " * 200)
     with caplog.at_level(logging.WARNING, logger="rag.access.ratelimit"):
         limiter = RateLimiter(path, 2)
         decisions = [limiter.check("widget") for _ in range(3)]
-        limiter.check("widget")
-    assert [d.allowed for d in decisions] == [True, True, False]
-    assert decisions[2].retry_after_s >= 1 and not limiter.shared
+    assert [d.allowed for d in decisions] == [True, True, False] and limiter.shared
+    aside = list(tmp_path.glob("rl.sqlite.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not a database")
+    with sqlite3.connect(path) as db:  # the fresh file counts, for every process
+        assert db.execute("SELECT COUNT(*) FROM questions").fetchone()[0] == 2
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "counted per process" in warnings[0]
-    assert str(path) in warnings[0]
+    assert len(warnings) == 1 and "damaged" in warnings[0] and aside[0].name in warnings[0]
+
+
+def test_a_file_damaged_while_running_heals_in_every_thread(tmp_path):
+    path = tmp_path / "rl.sqlite"
+    limiter = RateLimiter(path, 100)
+    assert limiter.check("a").allowed
+    other = threading.Thread(target=limiter.check, args=("a",))  # a second connection
+    other.start()
+    other.join()
+    path.write_bytes(b"\x00garbage" * 4096)  # overwritten in place while open
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    results = []
+    workers = [threading.Thread(target=lambda: results.append(limiter.check("a").allowed))
+               for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert results == [True] * 4 and limiter.shared
+    assert len(list(tmp_path.glob("rl.sqlite.damaged-*"))) == 1
 
 
 def test_a_state_file_that_cannot_be_created_falls_back_too(tmp_path, caplog):
@@ -165,11 +188,12 @@ def test_a_state_file_that_cannot_be_created_falls_back_too(tmp_path, caplog):
 
 def test_the_file_is_tried_again_after_it_is_repaired(tmp_path):
     clock = Clock()
-    path = tmp_path / "rl.sqlite"
-    path.write_bytes(b"garbage " * 100)
+    folder = tmp_path / "state"
+    folder.write_text("a file where the folder should be")
+    path = folder / "rl.sqlite"
     limiter = RateLimiter(path, 5, clock=clock)
     assert limiter.check("a").allowed and not limiter.shared
-    path.unlink()
+    folder.unlink()
     clock.now += 31
     assert limiter.check("a").allowed and limiter.shared
     with sqlite3.connect(path) as db:

@@ -121,10 +121,15 @@ def test_search_shows_every_score_component(client):
     assert data["settings"]["top_k"] == 3 and data["query_type"]
 
 
-def test_health_needs_no_key(client, sample_index):
-    data = client.get("/v1/health").json()
+def test_health_without_a_key_says_only_up(client, sample_index):
+    """Issue 43: health without a key showed the process id and the server's internals."""
+    for headers in ({}, {"Authorization": "Bearer not-a-key-at-all-xxxx"}):
+        reply = client.get("/v1/health", headers=headers)
+        assert reply.status_code == 200 and reply.json() == {"status": "ok"}
+    data = client.get("/v1/health", headers=AUTH).json()
     assert data["status"] == "ok" and data["chunks"] == len(sample_index.chunks)
     assert data["book"]["title"] and data["embedder"]["name"] == "local" and data["version"]
+    assert data["auth"] == "bearer" and data["answerers"] >= 1 and data["process"]
     assert client.get("/docs").status_code == 200
     assert "/v1/ask" in client.get("/openapi.json").json()["paths"]
 
@@ -161,3 +166,110 @@ def test_over_the_limit_is_429_with_retry_after(service, tmp_path):
         other = limited.post("/v1/search", json={"question": QUESTION},
                              headers={"Authorization": f"Bearer {OTHER}"})
         assert other.status_code == 200  # limits are per client
+
+
+# Issue 42: the SSE deltas lacked the caveat the final answer carries. Questions the offline
+# answerer answers only in part (a caveat) or refuses after drafting (a replaced text) on the
+# sample book at the time of writing; the property holds for every question either way.
+STREAMED = ("Why is a rolling-shutter camera a poor choice for a robot's head?",
+            "How does a Kalman filter decide whether to believe its prediction or a new sensor "
+            "reading?", "What goes wrong in state estimation when a foot slides on a wet floor?",
+            QUESTION)
+
+
+def shown_text(events: list[tuple[str, dict]]) -> str:
+    """What a client that applies delta and replace events shows."""
+    text = ""
+    for name, data in events:
+        if name == "delta":
+            text += data["text"]
+        elif name == "replace":
+            text = data["text"]
+    return text
+
+
+def test_the_streamed_text_is_the_final_answer_caveat_included(client):
+    caveats = 0
+    for question in STREAMED:
+        reply = client.post("/v1/ask", headers=AUTH, json={"question": question, "stream": True})
+        events = parse_events(reply.text)
+        final = events[-1][1]
+        assert shown_text(events) == final["answer_text"], question
+        deltas = "".join(data["text"] for name, data in events if name == "delta")
+        assert deltas == final["answer_text"], question  # offline: nothing to take back
+        caveats += final["status"] in ("partial", "refused")
+    assert caveats >= 1  # at least one answer carried a caveat or a refusal
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def put_delta(self, text: str) -> None:
+        self.events.append(("delta", text))
+
+    def put_replace(self, text: str) -> None:
+        self.events.append(("replace", text))
+
+
+def test_a_streamed_llm_answer_gets_its_caveat_or_its_replacement():
+    from rag.serve.service import finish_stream
+
+    sink = Sink()
+    finish_stream(sink, "The ZMP is a point. [S1]", "The ZMP is a point. [S1]\n\nNote: partly.")
+    assert sink.events == [("delta", "\n\nNote: partly.")]
+    sink = Sink()
+    finish_stream(sink, "A claim the book does not support.", "I can only answer ...")
+    assert sink.events == [("replace", "I can only answer ...")]
+    sink = Sink()
+    finish_stream(sink, "Same.", "Same.")
+    assert sink.events == []
+
+
+def test_cors_only_for_configured_origins(service):
+    docs = "https://docs.example.org"
+    preflight = {"Origin": docs, "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization,content-type"}
+    with TestClient(create_app(service, Access(KEYS), cors_origins=(docs,))) as widget:
+        allowed = widget.options("/v1/ask", headers=preflight)
+        assert allowed.status_code == 200
+        assert allowed.headers["access-control-allow-origin"] == docs
+        assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
+        reply = widget.post("/v1/ask", json={"question": QUESTION},
+                            headers={**AUTH, "Origin": docs})
+        assert reply.headers["access-control-allow-origin"] == docs
+        refused = widget.post("/v1/ask", json={"question": QUESTION},
+                              headers={"Origin": docs})  # errors carry the header too
+        assert refused.status_code == 401 and refused.headers["access-control-allow-origin"]
+        other = widget.options("/v1/ask", headers={**preflight, "Origin": "https://evil.test"})
+        assert "access-control-allow-origin" not in other.headers
+    with TestClient(create_app(service, Access(KEYS))) as plain:  # none by default
+        reply = plain.get("/v1/health", headers={"Origin": docs})
+        assert "access-control-allow-origin" not in reply.headers
+
+
+def test_a_key_removed_from_the_secrets_file_stops_working_without_a_restart(
+        service, tmp_path):
+    from rag.access.keys import LiveKeys
+
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text(f'RAG_API_KEYS = "docs-widget:{TOKEN},reader-two:{OTHER}"\n')
+    clock = [0.0]
+    keys = LiveKeys(env={}, secrets_file=secrets, clock=lambda: clock[0])
+    with TestClient(create_app(service, Access(keys))) as live:
+        assert live.post("/v1/search", json={"question": QUESTION},
+                         headers=AUTH).status_code == 200
+        secrets.write_text(f'RAG_API_KEYS = "reader-two:{OTHER}"\n')  # docs-widget revoked
+        clock[0] += 2
+        assert live.post("/v1/search", json={"question": QUESTION},
+                         headers=AUTH).status_code == 401
+        assert live.post("/v1/search", json={"question": QUESTION},
+                         headers={"Authorization": f"Bearer {OTHER}"}).status_code == 200
+        secrets.write_text("RAG_API_KEYS = 'broken")  # a half-saved edit keeps the keys
+        clock[0] += 2
+        assert live.post("/v1/search", json={"question": QUESTION},
+                         headers={"Authorization": f"Bearer {OTHER}"}).status_code == 200
+        secrets.unlink()  # every key removed: a server started with keys stays closed
+        clock[0] += 2
+        assert live.post("/v1/search", json={"question": QUESTION},
+                         headers={"Authorization": f"Bearer {OTHER}"}).status_code == 401

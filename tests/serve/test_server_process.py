@@ -69,7 +69,8 @@ def server(sample_index, sample_index_dir, tmp_path_factory, claude):
 
 
 def test_keys_and_a_json_answer_over_http(server):
-    health = httpx.get(f"{server.url}/v1/health").json()
+    assert httpx.get(f"{server.url}/v1/health").json() == {"status": "ok"}
+    health = httpx.get(f"{server.url}/v1/health", headers=AUTH).json()
     assert health["status"] == "ok" and health["llm"] == "anthropic" and health["auth"] == "bearer"
     question = {"question": "How does the integral term remove steady-state error?"}
     refused = httpx.post(f"{server.url}/v1/ask", json=question)
@@ -79,6 +80,32 @@ def test_keys_and_a_json_answer_over_http(server):
     assert reply.status_code == 200, reply.text
     record = reply.json()
     assert record["llm_provider"] == "anthropic" and record["status"] != "error"
+
+
+def test_health_stays_quick_while_the_issues_slow_question_is_answered(server):
+    """Issue 43's reproduction: this question took 21 s of one regex and stalled /v1/health for
+    20.8 s. Answered in an answering process, health answers within a second all along,
+    whatever the regex costs."""
+    import threading
+
+    question = "What" + " " * 990 + "is ZMP"
+    done = threading.Event()
+
+    def ask() -> None:
+        httpx.post(f"{server.url}/v1/ask", json={"question": question}, headers=AUTH,
+                   timeout=60)
+        done.set()
+
+    asking = threading.Thread(target=ask)
+    asking.start()
+    waits = []
+    while not done.is_set() and len(waits) < 20:
+        t0 = time.monotonic()
+        assert httpx.get(f"{server.url}/v1/health", timeout=10).status_code == 200
+        waits.append(time.monotonic() - t0)
+        time.sleep(0.2)
+    asking.join(60)
+    assert waits and max(waits) < 1.0, waits
 
 
 def test_a_client_that_disconnects_mid_stream_is_still_logged(server, claude):
@@ -115,3 +142,4 @@ def test_no_keys_means_no_public_address():
     assert done.returncode == 2
     assert "no API keys configured: listening on localhost only" in done.stderr
     assert "0.0.0.0" in done.stderr and "Traceback" not in done.stderr
+

@@ -17,7 +17,8 @@ from rag.notices import CLIENT_DISCONNECTED
 from rag.serve.app import create_app
 from rag.serve.auth import Access
 from rag.serve.errors import ApiError
-from rag.serve.runner import Runner
+from rag.serve.models import AskRequest
+from rag.serve.runner import ThreadRunner
 from rag.serve.service import Service
 from rag.serve.stream import Delivery, Event, RequestAudit
 from tests.builders import make_response
@@ -88,12 +89,27 @@ def test_a_row_written_after_the_client_left_is_marked(tmp_path):
     assert CLIENT_DISCONNECTED not in codes[kept] and CLIENT_DISCONNECTED in codes[gone]
 
 
+class HeldService:
+    """Answers only once released: the runner's queue is what is under test."""
+
+    info, audit = None, None
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def answer(self, request, client, sink=None) -> dict:
+        self.release.wait(5)
+        return {"answer_text": request.question}
+
+
 def test_runner_refuses_with_503_when_too_many_wait():
     async def main() -> ApiError | None:
-        runner = Runner(concurrency=1, max_waiting=1)
-        release = threading.Event()
-        first = asyncio.create_task(runner.run(release.wait, 5))
-        second = asyncio.create_task(runner.run(release.wait, 5))
+        held = HeldService()
+        runner = ThreadRunner(held, concurrency=1, max_waiting=1)
+        await runner.start()
+        release = held.release
+        first = asyncio.create_task(runner.answer(AskRequest(question="a?"), "c"))
+        second = asyncio.create_task(runner.answer(AskRequest(question="b?"), "c"))
         await asyncio.sleep(0.2)  # one thread busy, one question waiting
         try:
             runner.check_room()

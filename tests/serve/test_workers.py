@@ -28,7 +28,8 @@ def test_two_workers_share_the_limit_and_the_audit(sample_index, sample_index_di
             statuses, workers = [], set()
             for _ in range(LIMIT + 4):  # a new connection each time: the workers share them
                 with httpx.Client(timeout=60) as client:
-                    workers.add(client.get(f"{url}/v1/health").json()["process"])
+                    workers.add(client.get(f"{url}/v1/health", headers={
+                        "Authorization": f"Bearer {TOKEN}"}).json()["process"])
                     reply = client.post(f"{url}/v1/ask", json={"question": "What is ZMP?"},
                                         headers={"Authorization": f"Bearer {TOKEN}"})
                 statuses.append(reply.status_code)
