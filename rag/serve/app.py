@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 import rag
 from rag.serve.auth import Access, Client, Credentials, count_question, known_client
 from rag.serve.docs import install_docs
-from rag.serve.errors import BodyLimit, install_error_handlers
+from rag.serve.errors import ApiError, BodyLimit, install_error_handlers
 from rag.serve.models import AskRequest, SearchRequest, checked_question
 from rag.serve.openai_api import openai_router
 from rag.serve.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_WAITING, BaseRunner, ThreadRunner
@@ -54,6 +54,15 @@ HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": Health, "description": "up; the details only with a valid key (or on a "
                                           "loopback server without keys)"},
     503: {"model": HealthUp, "description": "down: no answering process is running"}}
+
+
+def check_book(asked: str | None, served: str) -> None:
+    """A request that names another book than the one this server answers from is refused: its
+    answer would cite the wrong book."""
+    if asked and asked != served:
+        raise ApiError(404, "book_not_served", f"This server answers from the book {served!r}, "
+                       f"not {asked[:80]!r}; start `python -m rag serve --book {asked[:80]}` "
+                       "for that book (`python -m rag books` lists the ids).")
 
 
 def wants_events(request: Request, body: AskRequest) -> bool:
@@ -112,6 +121,7 @@ def create_app(answers: Service | BaseRunner, access: Access,
               response_model=None, responses={**ERROR_RESPONSES, **SSE_RESPONSE})
     async def ask(body: AskRequest, request: Request, name: Client) -> Any:
         question = checked_question(body.question)
+        check_book(body.book, runner.info.book_id)
         runner.check_room()
         await count_question(name, access)
         body = body.model_copy(update={"question": question})
@@ -123,6 +133,7 @@ def create_app(answers: Service | BaseRunner, access: Access,
               response_model=None, responses={**ERROR_RESPONSES, 200: {"model": SearchResult}})
     async def search(body: SearchRequest, name: Client) -> FastJSONResponse:
         question = checked_question(body.question)
+        check_book(body.book, runner.info.book_id)
         runner.check_room()
         await count_question(name, access)
         return FastJSONResponse(await runner.search(question, body.top_k))

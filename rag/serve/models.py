@@ -40,6 +40,8 @@ class AskRequest(BaseModel):
         {"question": "How does a PID loop avoid integral windup?", "mode": "full-book"}]})
 
     question: str = Field(description=f"1-{MAX_QUERY_CHARS} characters")
+    book: str | None = Field(None, max_length=200, description="the book's id (`python -m rag "
+                             "books`); this server answers from one book, named in /v1/health")
     mode: Mode = "full-book"
     selection: str | None = Field(None, description="the passage the reader selected")
     session_id: str = Field("", max_length=MAX_SESSION_ID)
@@ -55,5 +57,6 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(description=f"1-{MAX_QUERY_CHARS} characters")
+    book: str | None = Field(None, max_length=200, description="the book's id, as in /v1/ask")
     top_k: int | None = Field(None, ge=1, le=MAX_TOP_K,
                               description="hits to keep (default: the settings' top_k)")

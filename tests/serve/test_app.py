@@ -70,6 +70,16 @@ def test_ask_returns_the_record_and_logs_the_client(client, audit):
     assert row["answer_text"] == record["answer_text"]
 
 
+def test_a_request_may_name_the_book_by_id_but_not_another(client):
+    """The API takes the ids the CLI and the app use (`python -m rag books`)."""
+    same = client.post("/v1/ask", json={"question": QUESTION, "book": "book"}, headers=AUTH)
+    assert same.status_code == 200
+    other = client.post("/v1/search", json={"question": QUESTION, "book": "rust-book"},
+                        headers=AUTH)
+    assert other.status_code == 404 and other.json()["error"] == "book_not_served"
+    assert "--book rust-book" in other.json()["message"]
+
+
 def test_stream_sends_deltas_then_one_final_record(client, audit):
     body = {"question": QUESTION, "stream": True, "session_id": "s-2"}
     with client.stream("POST", "/v1/ask", json=body,
