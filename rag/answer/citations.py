@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import re2
+
 from rag.answer.llm import MARKER_RE, says_not_covered
 from rag.types import Chunk, Citation, Hit
 
@@ -13,7 +15,8 @@ EXCERPT_MIN_WORDS, EXCERPT_MAX_WORDS = 30, 50
 SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?!\[S\d)")  # a trailing [Sn] stays
 # A book's own links are relative to its site (`./hardware-requirements`): in an excerpt shown in
 # the app they would lead to "Page not found", so an excerpt keeps a link's text, not the link.
-LINK_RE = re.compile(r"(!?)\[([^\]]*)\]\([^)]*\)")
+# RE2, without backtracking: from every "[" the text ran to the next "]" (10,000 "[": 0.6 s)
+LINK_RE = re2.compile(r"(!?)\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,13 @@ def _contains(text: str, quote: str) -> bool:
 def quotes_by_marker(text: str) -> dict[int, list[str]]:
     """Which quoted units each marker closes: "A. [S1] B. [S2]" -> {1: ["A."], 2: ["B."]}."""
     out: dict[int, list[str]] = {}
-    for body, n in re.findall(r"(.*?)\s*\[S(\d+)\]", text):
-        if body.strip():
-            out.setdefault(int(n), []).append(body.strip())
+    start = 0
+    for m in MARKER_RE.finditer(text):  # as `(.*?)\s*\[S(\d+)\]` did, in linear time (that was
+        head = text[start:m.start()].rstrip()  # cubic in a run of spaces: 1,000 took 60 s)
+        body = head[head.rfind("\n") + 1:].strip()  # the marker's own line
+        if body:
+            out.setdefault(int(m.group(1)), []).append(body)
+        start = m.end()
     return out
 
 
@@ -158,7 +165,7 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
         unresolved += 1
         return ""
 
-    text = re.sub(r"\s+([.,;])", r"\1", MARKER_RE.sub(keep, draft_text)).strip()
+    text = re.sub(r"(?<!\s)\s++([.,;])", r"\1", MARKER_RE.sub(keep, draft_text)).strip()
     citations = []
     quoted = quotes_by_marker(text) if quotes else {}
     for n in dict.fromkeys(int(m) for m in MARKER_RE.findall(text)):
