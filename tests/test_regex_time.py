@@ -8,7 +8,8 @@ functions. Each is timed the way the code calls it (match, fullmatch, search; su
 split and finditer all scan the whole text) on hostile texts of up to 100 kB: long runs of one
 character or token (spaces, tabs, newlines, punctuation, `**`, backticks, brackets, digits,
 words), and texts made for the pattern itself, its own prefix up to each repeat followed by
-that repeat's body pumped, which is how backtracking blow-ups are triggered.
+that repeat's body pumped (and both repeated), which is how backtracking blow-ups are
+triggered.
 
 Wall time on a shared machine is noise, so a pattern is held to a multiple of a linear
 reference timed in the same run on a text of the same length, and a slow call is re-timed
@@ -182,7 +183,7 @@ def example(items, state) -> str:
         if code is op.LITERAL:
             out.append(chr(av))
         elif code in ONE_CHARACTER[:3]:
-            out.append((_chars((op, av), state) or ["a"])[0])
+            out.append((_chars((code, av), state) or ["a"])[0])
         elif code is op.BRANCH:
             out.append(example(av[1][0], state))
         elif code is op.SUBPATTERN:
@@ -226,7 +227,9 @@ def hostile_parts(pattern) -> list[tuple[str, str, str]]:
         tree = _parser.parse(pattern.pattern, flags)
         parts += list(pumps(tree.data, tree.state))
     except re.error:  # a google-re2 pattern Python's parser does not read: the shapes only
-        pass
+        if isinstance(pattern, re.Pattern):
+            raise
+    parts += [("", before + pumped) for before, pumped in parts if before]  # the prefix too
     return list(dict.fromkeys((before, pumped, end) for before, pumped in parts
                               for end in ("", "\x00")))
 
@@ -294,6 +297,13 @@ def test_the_patterns_are_found() -> None:
     assert any(n.startswith("rag.answer.citations.line ") for n in names)
     assert not any(f.module in BEING_REWRITTEN for f in FOUND)
     assert len(FOUND) > 200, len(FOUND)
+
+
+def test_texts_are_made_for_each_pattern() -> None:
+    """Beside the shapes, each pattern gets its own prefix up to a repeat, then the repeat."""
+    [compared] = [f for f in FOUND if f.name == "COMPARED_RE[1]"]
+    assert ("how is a", " ", "\x00") in hostile_parts(compared.pattern)
+    assert ("", "*", "") in hostile_parts(re.compile(r"\**confidence"))
 
 
 @pytest.mark.slow

@@ -42,7 +42,7 @@ from rag.index.lexical import tokenize
 # a value, or a range of values, before its unit: "60 kg", "1.5 m/s", "0.1-0.2 m/s", "1,800",
 # "100+ meters"
 # Read from the start of its run of digits, commas and points, all of it (only whether a quote
-# states one counts): from every digit of 1,000 "0"s it took 230 ms, quadratic.
+# states one counts): from every digit of 1,000 "0"s it took 2.3 s, quadratic.
 VALUE = r"(?<![\d,.])[,.]*+\d[\d,.]*+\+?\s?(?:[–—-]\s?\d[\d,.]*+\+?\s?)?"
 # "What is the (maximum) X ...": the clause opens by asking for X
 WHAT_IS = (r"^\W*what(?:'s| is| are| was| were| would be)?\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?"
@@ -178,7 +178,7 @@ BY_KIND = {q.name.split(" (")[0]: q for q in QUANTITIES}
 
 def _in_unit(words: str) -> re.Pattern[str]:
     """"..., in grams?": the question ends by naming the unit it wants the value in."""
-    return re.compile(rf"\bin (?:{words})\s*\?*\s*$", re.I)
+    return re.compile(rf"\bin (?:{words})\s*+\?*+\s*+$", re.I)  # each part whole: linear
 
 
 # (the question names the unit, the quantity it wants), tried in order before the clauses

@@ -44,7 +44,7 @@ UNIT = (r"%|°|(?:k|m|g)?hz|ms|s|sec(?:onds?)?|min(?:utes?)?|h(?:ours?)?|days?|w
         r"years?|mm|cm|m|km|m/s|km/h|kg|g|n|nm|n/m|v|w|kw|mah|wh|gb|mb|tb|tops|fps|dof|"
         r"degrees?|meters?|metres?|times|x|fold|bits?|hours|usd|eur|fps|cores?|gpus?")
 # A number before its unit is read from the start of its run of digits, commas and points, all
-# of it: from every digit of 100 "0"s it took 9 ms (quadratic); only whether it matches counts.
+# of it: from every digit of 1,000 it took 3.4 s (quadratic); only whether it matches counts.
 NUMBER_RE = re.compile(rf"(?:[$€£]\s?\d[\d,.]*|(?<![\d,.])[,.]*+\d[\d,.]*+\+?"
                        rf"(?:\s?[–—-]\s?\d[\d,.]*+)?\+?\s?"
                        rf"(?:{UNIT})(?!\w)|\b\d+(?:\.\d+)?\s?(?:to|-|–)\s?\d+(?:\.\d+)?\b|\b\d{{4}}\b)",
@@ -134,24 +134,27 @@ def question_subject(question: str) -> str:
 
 
 # where a thing named last ends: tried only after a letter, its spaces taken whole (as `\s*` after
-# `[^?,;]+?`, 1,000 spaces after "difference between a and" took 35 ms: quadratic)
+# `[^?,;]+?`, each step through a run of spaces scanned the rest of it: quadratic)
 THING_END = r"(?<!\s)\s*+(?:[?,;]|$)"
+THE = r"(?:(?:an?|the)\s++)?"  # ARTICLE, its spaces taken whole (`\s+` was quadratic here)
 # "What's the difference between forward and inverse kinematics?" compares two things the book
 # may define one by one: "forward kinematics" (the word the two share goes to both), "inverse
 # kinematics". "... both MoveIt and Nav2 mentioned. What's the difference between them?"
 COMPARED_RE = (
-    re.compile(rf"\bdifferen(?:ce|ces) between {ARTICLE}(?P<a>[^?,;]+?) and {ARTICLE}"
-               r"(?P<b>[^?,;]+?)" + THING_END, re.I),
-    re.compile(rf"\bhow (?:is|are|does|do) {ARTICLE}(?P<a>[^?,;]+?) (?:differ(?:ent)?|"
-               rf"compared?) (?:from|to|with) {ARTICLE}(?P<b>[^?,;]+?)" + THING_END, re.I),
-    re.compile(rf"^\W*+(?:what(?:'s| is| are)\s+)?{ARTICLE}(?P<a>[\w./+-]+(?: [\w./+-]+){{0,2}}) "
-               rf"(?:vs\.?|versus) {ARTICLE}(?P<b>[^?,;]+?)" + THING_END, re.I),
+    # names of at most 200 characters: from each of many "difference between" a name ran on
+    re.compile(rf"\bdifferen(?:ce|ces) between {THE}(?P<a>[^?,;]{{1,200}}?) and {THE}"
+               r"(?P<b>[^?,;]{1,200}?)" + THING_END, re.I),
+    re.compile(rf"\bhow (?:is|are|does|do) {THE}(?P<a>[^?,;]{{1,200}}?) (?:differ(?:ent)?|"
+               rf"compared?) (?:from|to|with) {THE}(?P<b>[^?,;]{{1,200}}?)" + THING_END, re.I),
+    re.compile(rf"^\W*+(?:what(?:'s| is| are)\s+)?{THE}(?P<a>[\w./+-]+(?: [\w./+-]+){{0,2}}) "
+               rf"(?:vs\.?|versus) {THE}(?P<b>[^?,;]+?)" + THING_END, re.I),
     # RE2 (no backtracking): every " in" after "both X and Y" scanned the rest of the question
-    re2.compile(rf"(?i)\bboth {ARTICLE}(?P<a>[^?,;.]+?) and {ARTICLE}(?P<b>[^?,;.]+?)"
+    re2.compile(r"(?i)\bboth (?:(?:an?|the)\s+)?(?P<a>[^?,;.]+?) and (?:(?:an?|the)\s+)?"
+                r"(?P<b>[^?,;.]+?)"
                 r"(?: (?:mentioned|used|in|on)\b|[?,;.]).*\bdifferen(?:ce|t)\b.*\bthem\b"),
     # two questions in one: "What is URDF? And what is SDF?"
-    re.compile(rf"^\W*what (?:is|are) {ARTICLE}(?P<a>[^?,;]+?)(?<!\s)\s*+\?\s*+(?:and\s++)?what "
-               rf"(?:is|are|about) {ARTICLE}(?P<b>[^?,;]+?)(?<!\s)\s*+\??\s*+$", re.I))
+    re.compile(rf"^\W*what (?:is|are) {THE}(?P<a>[^?,;]+?)(?<!\s)\s*+\?\s*+(?:and\s++)?what "
+               rf"(?:is|are|about) {THE}(?P<b>[^?,;]+?)(?<!\s)\s*+\??\s*+$", re.I))
 
 
 TRAILING_RE = re.compile(r"(?<!\s)\s++(?:in|on|for|within|inside|when|while|during)\s.*$", re.I)

@@ -23,7 +23,7 @@ ROOT_PAGES = tuple(f"{stem}{ext}" for stem in ("index", "intro", "README")
                    for ext in (".md", ".mdx"))
 MAX_TITLE_CHARS = 200
 DOCUSAURUS_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts")
-# `^[^\S\n]*`, not `^\s*`: from every line start of 10,000 blank lines \s* ran to the end (0.65 s)
+# `^[^\S\n]*`, not `^\s*`: from every line start of 10,000 blank lines \s* ran to the end (1.6 s)
 DOCUSAURUS_TITLE = re.compile(r"^[^\S\n]*title:\s*(['\"`])(.+?)\1\s*(?:,\s*)?$", re.MULTILINE)
 FRONTMATTER = re.compile(r"\A\ufeff?\s*---[ \t]*\r?\n(.*?)^---[ \t]*$", re.DOTALL | re.MULTILINE)
 
