@@ -149,9 +149,13 @@ def _contains(text: str, quote: str) -> bool:
 def quotes_by_marker(text: str) -> dict[int, list[str]]:
     """Which quoted units each marker closes: "A. [S1] B. [S2]" -> {1: ["A."], 2: ["B."]}."""
     out: dict[int, list[str]] = {}
-    for body, n in re.findall(r"(.*?)\s*\[S(\d+)\]", text):
-        if body.strip():
-            out.setdefault(int(n), []).append(body.strip())
+    start = 0
+    for m in MARKER_RE.finditer(text):  # as `(.*?)\s*\[S(\d+)\]` did, in linear time (that was
+        head = text[start:m.start()].rstrip()  # cubic in a run of blanks: 1,000 took 4.4 s)
+        body = head[head.rfind("\n") + 1:].strip()  # the marker's own line
+        if body:
+            out.setdefault(int(m.group(1)), []).append(body)
+        start = m.end()
     return out
 
 
@@ -193,7 +197,7 @@ def cite(draft_text: str, hits: Sequence[Hit], template: str, base_url: str,
         unresolved += 1
         return ""
 
-    text = re.sub(r"\s+([.,;])", r"\1", MARKER_RE.sub(keep, draft_text)).strip()
+    text = re.sub(r"(?<!\s)\s++([.,;])", r"\1", MARKER_RE.sub(keep, draft_text)).strip()
     citations = []
     quoted = quotes_by_marker(text) if quotes else {}
     for n in dict.fromkeys(int(m) for m in MARKER_RE.findall(text)):

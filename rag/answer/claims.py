@@ -78,7 +78,7 @@ def sentence_bounds(text: str) -> list[tuple[int, int]]:
 
 def claim_text(text: str) -> str:
     """The words of a claim: a marker the model typed itself is no citation and no claim."""
-    return re.sub(r"\s*" + MARKER_RE.pattern, "", text).strip()
+    return re.sub(r"(?<!\s)\s*+" + MARKER_RE.pattern, "", text).strip()
 
 
 def is_statement(sentence: str) -> bool:

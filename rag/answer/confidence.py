@@ -12,7 +12,10 @@ W_RETRIEVAL, W_GENERATION = 0.6, 0.4
 DEFAULT_GENERATION = 0.80  # used when the model states no confidence
 HIGH, MEDIUM = 0.85, 0.70
 # "Confidence: 0.92" at the end of a line; models sometimes bold it or end it with a full stop.
-STATED_RE = re.compile(r"\**confidence\**\s*[:=]\s*\**\s*(0(?:\.\d+)?|1(?:\.0+)?)\s*\**\.?\**\s*$",
+# From the first star of a run, each part taken whole: "confidence:0" and 1,000 stars took
+# 185 ms as `\**\.?\**` (a quadratic split of the stars), now 0.04 ms.
+STATED_RE = re.compile(r"(?<!\*)\**confidence\**+\s*+[:=]\s*+\**+\s*+(0(?:\.\d+)?|1(?:\.0+)?)"
+                       r"\s*(?:(?:\*++(?:\.\**+)?|\.\**+)\s*)?$",
                        re.IGNORECASE | re.MULTILINE)
 
 GATE_ANSWER, GATE_CAVEAT, GATE_REFUSE = "answer", "caveat", "refuse"

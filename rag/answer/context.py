@@ -35,9 +35,10 @@ EXPLETIVE = (r"(?!\s+(?:takes?|took|matters?|(?:costs?|pays?) to|makes? sense|po
              r"o?k(?:ay)?|necessary|better|best|important|hard|easy|safe|wise|likely|enough|"
              r"normal|common)\b)")
 PRONOUN_RE = re.compile(rf"\bit\b(?!['’]){EXPLETIVE}|\b(?:its|they|them|their)\b|"
-                        r"\b(?:this|that)(?=\s*[?.!]*\s*$)|"
-                        r"(?<!\bwhich )(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\beach )(?<!\bany )"
-                        r"(?<!\ba )(?<!\banother )(?<!\bonly )\bone(?=\s*[?.!]*\s*$)",
+                        r"\b(?:this|that)(?=\s*+[?.!]*+\s*+$)|"
+                        r"\bone(?<!\bwhich one)(?<!\bthe one)(?<!\bthis one)(?<!\bthat one)"
+                        r"(?<!\beach one)(?<!\bany one)(?<!\ba one)(?<!\banother one)"
+                        r"(?<!\bonly one)(?=\s*+[?.!]*+\s*+$)",
                         re.IGNORECASE)
 # "What GPU does it need?", "Which physics engines can it run on?": the pronoun is what the
 # question is asked of, so it stands for something said before, though words come before it
@@ -47,7 +48,7 @@ ASKED_OF_RE = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b.*?\b(?:do
 ELLIPSIS_RE = re.compile(r"^\W*(?:(?:and\s+)?(?:what|how) about|and(?: for| in| on| with)?)\s+"
                          r"(?P<other>(?!(?:how|what|why|which|when|where|who|is|are|does|do|can)\b)"
                          r"[^?]{1,60}?)\s*\??\s*$", re.IGNORECASE)
-ENDS_ON_THING_RE = re.compile(r"\b(?:the|a|an|my|our|your)\s+([\w-]+)\s+[\w-]+\s*[?.!]*\s*$",
+ENDS_ON_THING_RE = re.compile(r"\b(?:the|a|an|my|our|your)\s+([\w-]+)\s+[\w-]+\s*+[?.!]*+\s*+$",
                               re.IGNORECASE)
 MAX_SUBJECT_WORDS = 4  # "What are the disadvantages of the cloud-native lab?" names no one thing
 # At most this many content words cannot stand alone ("Why?", "Tuning?"); two can ("capital of

@@ -170,7 +170,7 @@ def check_capability(question: str, book: str, as_of: str,
 # identifiers (snake_case, paths, file names) are the reader's own and are not looked up.
 QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|“[^”]*”|‘[^’]*’")
 HEX_RE = re.compile(r"[0-9a-f]{4,}")  # "4d7235", "40b7b3cc": an id or a hash, not a name
-NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|[A-Za-z]*[A-Z][A-Za-z]*\d[\w-]*|"
+NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|(?=[a-z]*[A-Z])[A-Za-z]*+\d[\w-]*|"
                      r"\d+[A-Za-z][\w-]*|[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*)(?![\w./])")
 
 

@@ -51,7 +51,7 @@ WHERE_RES = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"^(?:is there|are there|does {BOOK} have|do you have) (?:a |an |any |one |some )?{PLACE} "
     rf"(?:on|about|covering|that covers|that discusses|dealing with|devoted to) (?P<topic>.+)$",
 ))
-TOPIC_TAIL_RE = re.compile(rf"\s+(?:in {BOOK}|in (?:more )?detail|at all|properly|first)$",
+TOPIC_TAIL_RE = re.compile(rf"(?<!\s)\s++(?:in {BOOK}|in (?:more )?detail|at all|properly|first)$",
                            re.IGNORECASE)
 MAX_PLACES = 3
 CHAPTER, SECTION, MENTION = 3, 2, 1  # how a place treats the topic (treats())

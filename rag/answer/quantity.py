@@ -41,7 +41,9 @@ from rag.index.lexical import tokenize
 
 # a value, or a range of values, before its unit: "60 kg", "1.5 m/s", "0.1-0.2 m/s", "1,800",
 # "100+ meters"
-VALUE = r"\d[\d,.]*\+?\s?(?:[–—-]\s?\d[\d,.]*\+?\s?)?"
+# Read from the start of its run of digits, commas and points, all of it (only whether a quote
+# states one counts): from every digit of 1,000 "0"s it took 2.3 s, quadratic.
+VALUE = r"(?<![\d,.])[,.]*+\d[\d,.]*+\+?\s?(?:[–—-]\s?\d[\d,.]*+\+?\s?)?"
 # "What is the (maximum) X ...": the clause opens by asking for X
 WHAT_IS = (r"^\W*what(?:'s| is| are| was| were| would be)?\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?"
            r"(?:(?!(?:does|do|did|can|could|should|would|will|is|are)\b)[\w'’/-]+\s+){0,3}?")
@@ -129,7 +131,8 @@ QUANTITIES = (
               rf"{VALUE}(?:{LENGTH}|(?:°|degrees?|deg|rad(?:ians?)?)(?!\w))"),
     _quantity("resolution (pixels, °)",
               WHAT_IS + r"resolution" + END,
-              r"\d+\s?[x×]\s?\d+|\d+\s?(?:p|mp|megapixels?|k)\b|\d\s?(?:°|degrees?|deg)(?!\w)|"
+              r"(?<!\d)\d++\s?[x×]\s?\d|(?<!\d)\d++\s?(?:p|mp|megapixels?|k)\b|"
+              r"\d\s?(?:°|degrees?|deg)(?!\w)|"
               r"\bresolution\W{1,3}\d"),
     _quantity("AI throughput (TOPS)",
               r"\bhow many (?:tops|tflops|teraflops)\b|" + WHAT_IS + r"(?:ai performance|tops|"
@@ -138,9 +141,11 @@ QUANTITIES = (
     _quantity("degrees of freedom (DOF)",
               r"\bhow many (?:degrees of freedom|dofs?)\b|" + WHAT_IS + r"(?:degrees of freedom|"
               r"dof)" + END,
-              r"\b(?:\d+\+?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-              r"(?:\s?(?:to|[–—-])\s?\d+)?\s?-?\s?(?:[\w-]+\s)?(?:dofs?|degrees?[- ]of[- ]freedom|"
-              r"joints|axes|actuators)\b"),
+              # from a number not inside a hyphenated word, with a word of at most 40 before the
+              # unit: from each "1" of "1-1-1-..." the word ran to the end (1,000: 360 ms)
+              r"(?<!\w)(?<!\w-)(?:\d++\+?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+              r"twelve)(?:\s?(?:to|[–—-])\s?\d+)?\s?-?\s?(?:[\w-]{1,40}+\s)?(?:dofs?|"
+              r"degrees?[- ]of[- ]freedom|joints|axes|actuators)\b"),
     _quantity("battery capacity (Wh, mAh)",
               r"\bbattery capacity\b|\bhow (?:big|large) is (?:the|its|their) battery\b",
               rf"{VALUE}(?:wh|kwh|mah|ah)\b"),
@@ -173,7 +178,7 @@ BY_KIND = {q.name.split(" (")[0]: q for q in QUANTITIES}
 
 def _in_unit(words: str) -> re.Pattern[str]:
     """"..., in grams?": the question ends by naming the unit it wants the value in."""
-    return re.compile(rf"\bin (?:{words})\s*\?*\s*$", re.I)
+    return re.compile(rf"\bin (?:{words})\s*+\?*+\s*+$", re.I)  # each part whole: linear
 
 
 # (the question names the unit, the quantity it wants), tried in order before the clauses
@@ -193,8 +198,8 @@ IN_UNIT = tuple((_in_unit(words), q) for words, q in (
     ("volts", _quantity("value in volts", "", r"\d\s?v\b|volts?")),
 ))
 # A question in parts: "What is the top speed of X, and how long does its battery last?"
-CLAUSES = re.compile(r",\s*(?:and|or)\s+|\s+and\s+(?=(?:how|what|which|where|who|when|why|in "
-                     r"what)\b)|;\s*", re.I)
+CLAUSES = re.compile(r",\s*(?:and|or)\s+|(?<!\s)\s++and\s++(?=(?:how|what|which|where|who|"
+                     r"when|why|in what)\b)|;\s*", re.I)
 
 
 def asked_quantities(question: str) -> tuple[Quantity, ...]:

@@ -12,7 +12,10 @@ introduction to its steps ("Start with the robot safely suspended ... Raise Kp u
 
 from __future__ import annotations
 
+import functools
 import re
+
+import re2
 
 NUMBER, DEFINITION, REASON, NAMED, FIX, LIST, PROCEDURE, OTHER = (
     "number", "definition", "reason", "named", "fix", "list", "procedure", "other")
@@ -41,7 +44,10 @@ LIST_Q = re.compile(r"\b(?:three|four|five|two|main|parts|components|steps|list|
 UNIT = (r"%|°|(?:k|m|g)?hz|ms|s|sec(?:onds?)?|min(?:utes?)?|h(?:ours?)?|days?|weeks?|months?|"
         r"years?|mm|cm|m|km|m/s|km/h|kg|g|n|nm|n/m|v|w|kw|mah|wh|gb|mb|tb|tops|fps|dof|"
         r"degrees?|meters?|metres?|times|x|fold|bits?|hours|usd|eur|fps|cores?|gpus?")
-NUMBER_RE = re.compile(rf"(?:[$€£]\s?\d[\d,.]*|\d[\d,.]*\+?(?:\s?[–—-]\s?\d[\d,.]*)?\+?\s?"
+# A number before its unit is read from the start of its run of digits, commas and points, all
+# of it: from every digit of 1,000 it took 3.4 s (quadratic); only whether it matches counts.
+NUMBER_RE = re.compile(rf"(?:[$€£]\s?\d[\d,.]*|(?<![\d,.])[,.]*+\d[\d,.]*+\+?"
+                       rf"(?:\s?[–—-]\s?\d[\d,.]*+)?\+?\s?"
                        rf"(?:{UNIT})(?!\w)|\b\d+(?:\.\d+)?\s?(?:to|-|–)\s?\d+(?:\.\d+)?\b|\b\d{{4}}\b)",
                        re.I)
 ANY_NUMBER_RE = re.compile(r"\d")
@@ -128,24 +134,31 @@ def question_subject(question: str) -> str:
     return ROLE_OF.sub("", m.group(1).strip(" ?.,")) if m else ""
 
 
+# where a thing named last ends: tried only after a letter, its spaces taken whole (as `\s*` after
+# `[^?,;]+?`, each step through a run of spaces scanned the rest of it: quadratic)
+THING_END = r"(?<!\s)\s*+(?:[?,;]|$)"
+THE = r"(?:(?:an?|the)\s++)?"  # ARTICLE, its spaces taken whole (`\s+` was quadratic here)
 # "What's the difference between forward and inverse kinematics?" compares two things the book
 # may define one by one: "forward kinematics" (the word the two share goes to both), "inverse
 # kinematics". "... both MoveIt and Nav2 mentioned. What's the difference between them?"
 COMPARED_RE = (
-    re.compile(rf"\bdifferen(?:ce|ces) between {ARTICLE}(?P<a>[^?,;]+?) and {ARTICLE}"
-               r"(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
-    re.compile(rf"\bhow (?:is|are|does|do) {ARTICLE}(?P<a>[^?,;]+?) (?:differ(?:ent)?|"
-               rf"compared?) (?:from|to|with) {ARTICLE}(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
-    re.compile(rf"^\W*(?:what(?:'s| is| are)\s+)?{ARTICLE}(?P<a>[\w./+-]+(?: [\w./+-]+){{0,2}}) "
-               rf"(?:vs\.?|versus) {ARTICLE}(?P<b>[^?,;]+?)\s*(?:[?,;]|$)", re.I),
-    re.compile(rf"\bboth {ARTICLE}(?P<a>[^?,;.]+?) and {ARTICLE}(?P<b>[^?,;.]+?)"
-               r"(?: (?:mentioned|used|in|on)\b|[?,;.]).*\bdifferen(?:ce|t)\b.*\bthem\b", re.I),
+    # names of at most 200 characters: from each of many "difference between" a name ran on
+    re.compile(rf"\bdifferen(?:ce|ces) between {THE}(?P<a>[^?,;]{{1,200}}?) and {THE}"
+               r"(?P<b>[^?,;]{1,200}?)" + THING_END, re.I),
+    re.compile(rf"\bhow (?:is|are|does|do) {THE}(?P<a>[^?,;]{{1,200}}?) (?:differ(?:ent)?|"
+               rf"compared?) (?:from|to|with) {THE}(?P<b>[^?,;]{{1,200}}?)" + THING_END, re.I),
+    re.compile(rf"^\W*+(?:what(?:'s| is| are)\s+)?{THE}(?P<a>[\w./+-]+(?: [\w./+-]+){{0,2}}) "
+               rf"(?:vs\.?|versus) {THE}(?P<b>[^?,;]+?)" + THING_END, re.I),
+    # RE2 (no backtracking): every " in" after "both X and Y" scanned the rest of the question
+    re2.compile(r"(?i)\bboth (?:(?:an?|the)\s+)?(?P<a>[^?,;.]+?) and (?:(?:an?|the)\s+)?"
+                r"(?P<b>[^?,;.]+?)"
+                r"(?: (?:mentioned|used|in|on)\b|[?,;.]).*\bdifferen(?:ce|t)\b.*\bthem\b"),
     # two questions in one: "What is URDF? And what is SDF?"
-    re.compile(rf"^\W*what (?:is|are) {ARTICLE}(?P<a>[^?,;]+?)\s*\?\s*(?:and\s+)?what (?:is|are|"
-               rf"about) {ARTICLE}(?P<b>[^?,;]+?)\s*\??\s*$", re.I))
+    re.compile(rf"^\W*what (?:is|are) {THE}(?P<a>[^?,;]+?)(?<!\s)\s*+\?\s*+(?:and\s++)?what "
+               rf"(?:is|are|about) {THE}(?P<b>[^?,;]+?)(?<!\s)\s*+\??\s*+$", re.I))
 
 
-TRAILING_RE = re.compile(r"\s+(?:in|on|for|within|inside|when|while|during)\s.*$", re.I)
+TRAILING_RE = re.compile(r"(?<!\s)\s++(?:in|on|for|within|inside|when|while|during)\s.*$", re.I)
 PLAIN_RE = re.compile(r"^(?:ordinary|regular|normal|plain|standard|traditional|classic)\s+",
                       re.I)  # "ordinary SLAM": the book's "SLAM"
 
@@ -221,12 +234,18 @@ def expands(sentence: str, question: str) -> bool:
     """An acronym of the question spelled out: "SDF (Simulation Description Format)" or
     "Simulation Description Format (SDF)"."""
     for acronym in ACRONYM_RE.findall(question):
-        letters = acronym.rstrip("s")
-        if re.search(rf"\b{re.escape(letters)}\s*\((?:[A-Z][\w-]*[\s-]*){{2,}}\)", sentence) or \
-                re.search(rf"(?:[A-Z][\w-]*[\s-]+){{1,}}[A-Z][\w-]*\s*\({re.escape(letters)}\)",
-                          sentence):
+        if any(p.search(sentence) for p in _expansions(acronym.rstrip("s"))):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _expansions(letters: str) -> tuple:
+    """RE2, without backtracking: with Python's re, the words in brackets were exponential in
+    their hyphens ("SDF (" + "A-" * 14: 3.4 s). `[\\pL\\pN_]` is Python's `\\w`."""
+    word = r"[A-Z][\pL\pN_-]*"
+    return (re2.compile(rf"\b{re2.escape(letters)}\s*\((?:{word}[\s-]*){{2,}}\)"),
+            re2.compile(rf"(?:{word}[\s-]+){{1,}}{word}\s*\({re2.escape(letters)}\)"))
 
 
 def detour(sentence: str) -> bool:

@@ -20,11 +20,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.book.pdf_sections import Line, build_sections, outline_headings, size_headings
+from rag.book import pdf_sections
+from rag.book.pdf_sections import (
+    Line,
+    build_sections,
+    outline_entries,
+    outline_headings,
+    size_headings,
+)
 from rag.errors import InputError
 from rag.types import Section
 
-PDF_READER_VERSION = b"pdf-reader 1"  # in the book's content hash: a reader change re-indexes
+PDF_READER_VERSION = b"pdf-reader 2"  # in the book's content hash: a reader change re-indexes
 MAX_PDF_BYTES = 200 * 2**20
 MAX_PDF_PAGES = 2_000
 MAX_PAGE_CONTENT_BYTES = 2 * 2**20
@@ -85,8 +92,15 @@ def _read_pdf(raw: bytes, rel: Path, module_id: str, chapter_id: str) -> PdfChap
                          f"scanned PDF?); {OCR_HINT.replace('them', 'it')}")
     lines = drop_running_lines(lines)
     with _quiet_pypdf():
-        headings = outline_headings(reader, lines)
+        entries, complete = outline_entries(reader)
         title = metadata_title(reader)
+    headings = outline_headings(entries, lines)
+    if not complete:
+        cap = pdf_sections.MAX_OUTLINE_ENTRIES
+        problems.append((f"bookmarks after the first {cap:,}",
+                         f"not read: Folio reads the first {cap:,} bookmarks of a PDF, and the "
+                         "text under the others belongs to the section before them; split the "
+                         "file to keep them"))
     from_outline = bool(headings)
     if not from_outline:
         headings = size_headings(lines)

@@ -8,10 +8,12 @@ line, so the chunker can give every chunk the pages its own sentences are on.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 from rag.book.slugs import unique_slug
 from rag.types import Section
@@ -57,46 +59,118 @@ def _same_title(line: str, title: str) -> bool:
         (b.endswith(a) and b[:-len(a)].isdigit())
 
 
-def outline_entries(reader) -> list[tuple[str, int, int, float | None]]:
-    """(title, depth, page, top) per bookmark that points at a page, in outline order."""
+def outline_entries(reader, limit: int | None = None
+                    ) -> tuple[list[tuple[str, int, int, float | None]], bool]:
+    """(title, depth, page, top) per bookmark that points at a page, in outline order, and
+    whether that was all of them. Read one bookmark at a time from the file and stopped at
+    `limit` (MAX_OUTLINE_ENTRIES): pypdf's reader.outline builds the whole outline first
+    (200,000 bookmarks took 42 s and 1.34 GB before the cap could apply)."""
+    limit = MAX_OUTLINE_ENTRIES if limit is None else limit
     out: list[tuple[str, int, int, float | None]] = []
-
-    def walk(items, depth: int) -> None:
-        for item in items:
-            if len(out) >= MAX_OUTLINE_ENTRIES or depth > MAX_OUTLINE_DEPTH:
-                return
-            if isinstance(item, list):
-                walk(item, depth + 1)
-                continue
+    named: dict | None = None
+    complete = True
+    try:
+        for node, depth in _outline_nodes(reader, limit):
+            if node is None:
+                complete = False
+                break
+            title = " ".join(str(node.get("/Title") or "").split())[:300]
             try:
-                page = reader.get_destination_page_number(item)
-                title = " ".join(str(item.title or "").split())[:300]
-                top = item.get("/Top")
-                top = float(top) if isinstance(top, int | float) else None
+                if named is None and isinstance(_target(node), str):
+                    named = _named_destinations(reader, limit)
+                destination = _destination(reader, title, _target(node), named or {})
+                page = reader.get_destination_page_number(destination) if destination else None
+                top = destination.get("/Top") if destination else None
             except Exception:  # a bookmark to a missing page or of a broken shape: left out
                 continue
             if title and isinstance(page, int) and page >= 0:
-                out.append((title, depth, page + 1, top))
+                out.append((title, depth, page + 1,
+                            float(top) if isinstance(top, int | float) else None))
+    except Exception:  # a damaged outline: the bookmarks read before the damage
+        pass
+    return out, complete
+
+
+def _outline_nodes(reader, limit: int) -> Iterator[tuple[Any, int]]:
+    """(item, depth) of each bookmark in outline order, children before the next sibling; a
+    last (None, depth) when `limit` were read and more were left. An item is read
+    once: a cycle or an item linked twice ends there. The stack holds one entry per level."""
+    from pypdf.generic import DictionaryObject
+
+    root = reader.root_object.get("/Outlines")
+    root = root.get_object() if root is not None else None
+    if not isinstance(root, DictionaryObject):
+        return
+    stack, seen, read = [(root.raw_get("/First") if "/First" in root else None, 0)], set(), 0
+    while stack:
+        ref, depth = stack.pop()
+        if ref is None:
+            continue
+        key = (ref.idnum, ref.generation) if hasattr(ref, "idnum") else id(ref)
+        if key in seen:
+            continue
+        seen.add(key)
+        node = ref.get_object()
+        if not isinstance(node, DictionaryObject):
+            continue
+        if read == limit:
+            yield None, depth
+            return
+        read += 1
+        yield node, depth
+        stack.append((node.raw_get("/Next") if "/Next" in node else None, depth))
+        if depth < MAX_OUTLINE_DEPTH and "/First" in node:
+            stack.append((node.raw_get("/First"), depth + 1))
+
+
+def _target(node) -> Any:
+    """Where a bookmark points: its /Dest, or a GoTo action's /D (PDF 1.7 §12.3.3)."""
+    target = node.get("/Dest")
+    action = node.get("/A")
+    if target is None and hasattr(action, "get") and action.get("/S") == "/GoTo":
+        target = action.get("/D")
+    return target.get("/D") if hasattr(target, "get") else target
+
+
+def _destination(reader, title: str, target: Any, named: dict) -> Any:
+    """A pypdf Destination for an explicit [page /Fit ...] array or a named destination."""
+    from pypdf.generic import ArrayObject, Destination, Fit
+
+    if isinstance(target, str):
+        return named.get(str(target))
+    if not isinstance(target, ArrayObject) or len(target) < 2:
+        return None
+    page, fit, *args = target
+    return Destination(title, page, Fit(fit_type=fit, fit_args=tuple(args)))
+
+
+def _named_destinations(reader, limit: int) -> dict:
+    """The document's named destinations, read only when a bookmark uses one and no more of
+    them than bookmarks are read (pypdf's own limit is 100,000 tree nodes)."""
+    from pypdf import apply_configuration
 
     try:
-        walk(reader.outline, 0)
-    except Exception:  # a damaged outline: headings come from font sizes instead
-        return []
-    return out
+        with apply_configuration(named_destinations_maximum_entries=limit):
+            return reader.named_destinations
+    except Exception:  # too many or damaged: bookmarks by name are left out
+        return {}
 
 
-def outline_headings(reader, lines: Sequence[Line]) -> list[Heading]:
-    """Each bookmark placed at its heading's line on its page (by title, else by height)."""
+def outline_headings(entries: Sequence[tuple[str, int, int, float | None]],
+                     lines: Sequence[Line]) -> list[Heading]:
+    """Each bookmark (outline_entries) placed at its heading's line on its page (by title, else
+    by height)."""
     starts: dict[int, int] = {}
     for i, line in enumerate(lines):
         starts.setdefault(line.page, i)
     pages = sorted(starts)
+    bound = [starts[p] for p in pages] + [len(lines)]
     headings: list[Heading] = []
     cursor = 0
-    for title, depth, page, top in sorted(outline_entries(reader), key=lambda e: e[2]):
-        first = next((starts[p] for p in pages if p >= page), len(lines))
+    for title, depth, page, top in sorted(entries, key=lambda e: e[2]):
+        first = bound[bisect_left(pages, page)]  # the first line on or after its page
         start = max(cursor, first)
-        end = next((starts[p] for p in pages if p > page), len(lines))
+        end = bound[bisect_right(pages, page)]
         at, span = _find_title(lines, title, start, end)
         if at is None:
             at = next((i for i in range(start, end) if top is not None

@@ -24,7 +24,9 @@ from rag.book.toc import Entry, jupyter_toc, mkdocs_nav, read_yaml, sphinx_toc, 
 RENDERERS = {"docusaurus": GITHUB, "mkdocs": MKDOCS, "mdbook": MDBOOK, "jupyterbook": SPHINX,
              "sphinx": SPHINX, "d2l": SPHINX, "jekyll": GITHUB, "github": GITHUB}
 DOCUSAURUS_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs")
-DOCUSAURUS_TITLE = re.compile(r"^\s*title:\s*(['\"`])(.{1,200}?)\1\s*,?\s*$", re.MULTILINE)
+# `^[^\S\n]*`, not `^\s*`: from every line start of 10,000 blank lines \s* ran to the end
+DOCUSAURUS_TITLE = re.compile(r"^[^\S\n]*title:[^\S\n]*(['\"`])(.{1,200}?)\1[^\S\n]*,?[^\S\n]*$",
+                              re.MULTILINE)
 SPHINX_PROJECT = re.compile(r"^project\s*=\s*(['\"])(.{1,200}?)\1", re.MULTILINE)
 ROOT_PAGES = ("index", "README", "intro", "introduction")
 GENERIC_TITLES = frozenset({"introduction", "intro", "overview", "welcome", "preface", "home",

@@ -17,11 +17,16 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+import re2
+
 DASH_RE = re.compile("[-\u2010\u2011\u2012\u2013\u2014\u2015]")
-LINKED_CITATION_RE = re.compile(r"\[\[\s*S?\d+\s*\]\]\([^)\s]*\)", re.IGNORECASE)  # [[1]](url)
+# RE2 for the links, without backtracking: from each of many "](" the address ran to the end
+LINKED_CITATION_RE = re2.compile(r"(?i)\[\[\s*S?\d+\s*\]\]\([^)\s]*\)")  # [[1]](url)
 CITATION_RE = re.compile(r"\[\s*S?\d+(?:\s*[,;]\s*S?\d+)*\s*\]", re.IGNORECASE)  # [S1], [1, 2]
-LINK_RE = re.compile(r"!?\[([^\[\]]*)\]\([^)\s]*\)")  # [text](url) -> text
-HEADING_RE = re.compile(r"^[ \t]*#{1,6}(?=\s)|[ \t]+#+[ \t]*$", re.MULTILINE)
+LINK_RE = re2.compile(r"!?\[([^\[\]]*)\]\([^)\s]*\)")  # [text](url) -> text
+# a closing run of #s taken from the first blank before it: from each blank of 1,000 it was
+# quadratic (50 ms), now linear (0.1 ms)
+HEADING_RE = re.compile(r"^[ \t]*#{1,6}(?=\s)|(?<![ \t])[ \t]++#++[ \t]*+$", re.MULTILINE)
 BULLET_RE = re.compile(r"^[ \t]*[*+](?=\s)", re.MULTILINE)  # "- item" is a dash, read as space
 STAR_RE = re.compile(r"(\*{1,3})(?!\s)(.+?)(?<!\s)\1")
 # CommonMark: `_` opens and closes emphasis only at word edges, so snake_case stays whole
