@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable, Sequence
 
+import re2
+
 from rag.answer.shape import UNIT
 from rag.answer.spelling import american, english, is_english
 from rag.answer.wording import SENTENCE_END_RE
@@ -168,7 +170,8 @@ def check_capability(question: str, book: str, as_of: str,
 # A name in a question: a capitalised word (not one opening a sentence), an acronym, CamelCase, or
 # letters with digits ("UR5", "VLP-16", "SolidWorks", "Cyclone"). Quoted text, code spans and
 # identifiers (snake_case, paths, file names) are the reader's own and are not looked up.
-QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|“[^”]*”|‘[^’]*’")
+# google-re2: an unclosed quote does not send every later quote to the end of the text
+QUOTED_RE = re2.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|“[^”]*”|‘[^’]*’")
 HEX_RE = re.compile(r"[0-9a-f]{4,}")  # "4d7235", "40b7b3cc": an id or a hash, not a name
 NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|(?=[a-z]*[A-Z])[A-Za-z]*+\d[\w-]*|"
                      r"\d+[A-Za-z][\w-]*|[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*)(?![\w./])")

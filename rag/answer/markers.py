@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import re2
+
 from rag.answer.claims import sentence_bounds
 from rag.index.lexical import tokenize
 from rag.providers.base import CitedSpan, ReplyBlock
@@ -22,8 +24,9 @@ from rag.providers.base import CitedSpan, ReplyBlock
 # spacing before it; labels side by side ("[S1][S2]", "[S1], [S2]") are read as one group.
 LABEL = (r"[\[(]\s*(?:(?:sources?|excerpts?)\s*:?\s*)?"
          r"S\s*\d+(?:\s*(?:[,;&]|and|-|–|to)\s*S?\s*\d+)*\s*[\])]")
-LABELS_RE = re.compile(rf"\s*{LABEL}(?:[\s,;]*{LABEL})*", re.IGNORECASE)
-NUMBER_RE = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*S?\s*(\d+))?", re.IGNORECASE)
+# google-re2: linear however long a run of spaces or an unclosed "[S" is
+LABELS_RE = re2.compile(rf"(?i)\s*{LABEL}(?:[\s,;]*{LABEL})*")
+NUMBER_RE = re2.compile(r"(?i)(\d+)(?:\s*(?:-|–|to)\s*S?\s*(\d+))?")
 # a range wider than this is no range a model would mean ("[S1-S999]")
 MAX_RANGE = 20
 MAX_SPAN_SENTENCES = 3

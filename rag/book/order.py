@@ -17,7 +17,7 @@ from rag.book.toc import read_yaml
 
 INDEX_STEMS = ("index", "readme", "intro", "introduction", "_index")
 NUMBER_RE = re.compile(r"(\d{1,12})")
-LABELLED_RE = re.compile(r"^#{1,6}[ \t]+([^\n]{1,200}?)[ \t]*\n:label:`([^`\n]{1,120})`", re.M)
+LABEL_LINE_RE = re.compile(r"^:label:`([^`\n]{1,120})`")
 NOT_LISTED = float("inf")
 
 
@@ -78,7 +78,12 @@ def d2l_labels(bodies: Iterable[str]) -> dict[str, str]:
     """label -> the title of the heading it labels, over the whole book."""
     labels: dict[str, str] = {}
     for body in bodies:
-        if ":label:`" in body:
-            for m in LABELLED_RE.finditer(body):
-                labels.setdefault(m.group(2), m.group(1).strip(" #"))
+        if ":label:`" not in body:
+            continue
+        lines = body.split("\n")
+        for heading, line in zip(lines, lines[1:], strict=False):
+            if heading.startswith("#") and (m := LABEL_LINE_RE.match(line)):
+                title = heading.lstrip("#").strip()
+                if title and heading[:7].lstrip("#")[:1] in (" ", "\t"):
+                    labels.setdefault(m.group(1), title[:200])
     return labels

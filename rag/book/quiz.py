@@ -36,8 +36,9 @@ FENCED_RE = re.compile(r"[ \t]*\n[ \t]*(```|~~~)[^\n]{0,200}\n(.{0,5000}?)\n[ \t
                        re.S)
 STOP_RE = re.compile(r"^[ \t]*+(?:#{1,6}[ \t]|-{3,}[ \t]*$|\*{3,}[ \t]*$)", re.M)  # heading, rule
 # A heading that asks, or that names a problem its section solves.
-ASKING_HEADING_RE = re.compile(r"\?\s*$|^(?:Q\d{1,3}|Question\s*\d{0,3}|Problem|Issue|Error|"
-                               r"Mistake\s*\d{0,3}|Pitfall|Symptom|Troubleshooting)\s*[:.]", re.I)
+ASKING_HEADING_RE = re.compile(r"\?\s*+$|^(?:Q\d{1,3}|Question\s*+\d{0,3}|Problem|Issue|Error|"
+                               r"Mistake\s*+\d{0,3}|Pitfall|Symptom|Troubleshooting)\s*+[:.]",
+                               re.I)
 PROBE = 60  # characters of a unit (normalised) that must lie inside an answer
 MAX_ANSWER_CHARS = 2000
 MAX_QUESTION_CHARS = 300

@@ -24,9 +24,9 @@ jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun
 # End a sentence unless a number follows: "No. 5", "p. 12", "Art. 3", "Ex. 2" (but "The
 # answer is no. Then ..." ends one).
 BEFORE_NUMBER = frozenset({"no", "nos", "p", "art", "ex", "nr", "op"})
-# A full stop, '!', '?' or an ellipsis, closing marks after it, then whitespace. One character
-# class, one optional class and \s+: a linear scan.
-STOP_RE = re.compile(r"[.!?…]+[\"'”’)\]]*\s+")
+# A full stop, '!', '?' or an ellipsis, closing marks after it, then whitespace. Possessive, and
+# never starting inside a run of stops: a scan of "....." is linear, not one pass per dot.
+STOP_RE = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’)\]]*+\s+")
 OPENERS = "\"'“‘([*_`$"
 # A reference list's entry, "Tobin, J., et al. (2017). "Domain randomization ..." IROS.", is one
 # unit: split at its full stops it read "Tobin, J., et al." and a title on its own.

@@ -40,7 +40,8 @@ ESCAPES = [  # (pattern, replacement) applied to every text outside code, in thi
     (re.compile(r"\{(?=[{%#])"), r"\\{"),  # Liquid, mdBook and heading-attribute braces
     (re.compile(r"~~"), r"\\~~"),
 ]
-CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+# only ever searched in a page's first 4,096 bytes (decode); possessive around the '='
+CHARSET = re.compile(rb"""<meta[^>]{1,500}?charset\s*+=\s*+["']?\s*+([\w.:-]+)""", re.IGNORECASE)
 XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""")
 LINE_START = re.compile(  # block markers at the start of a text (a line can start there)
     r"^(\s*)(#{1,6}(?=\s|$)|>|[-+](?=\s|$)|-{2,}|=+|\||\[|:::|!!!|\?\?\?|///|~~~"

@@ -26,7 +26,7 @@ EDIT_LINK = re.compile(r"edit (?:this )?page|view (?:page )?source|suggest (?:an
 NAV_ROLES = ("navigation", "contentinfo", "search")
 PAGE_ROLES = ("banner", "complementary")
 NAV_HINT = re.compile(r"sidebar|toc|summary|menu|nav|chapter", re.IGNORECASE)
-TITLE_SEPARATOR = re.compile(r"\s+[|–—·»:-]\s+")
+TITLE_SEPARATOR = re.compile(r"(?<!\s)\s++[|–—·»:-]\s+")  # possessive: linear on spaces
 
 
 def main_content(soup: BeautifulSoup) -> Tag:

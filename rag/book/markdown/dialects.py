@@ -32,7 +32,6 @@ from rag.book.slugs import sphinx_slug
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 ATX_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 MDX_ESM_RE = re.compile(r"^(?:import|export)[\s{*]")
-MDX_COMMENT_RE = re.compile(r"\{/\*.*?\*/\}")
 MDX_EXPRESSION_RE = re.compile(r"^\s*\{[^{}\n]{0,500}\}\s*$")
 # a line holding only tags: JSX components (capitalised) and HTML layout elements
 TAG = r"</?(?:[A-Z][\w.:-]{0,60}|div|span|p|section|center|details|summary|br|hr|img|a|figure|" \
@@ -44,7 +43,7 @@ SUMMARY_RE = re.compile(r"^\s*(?:<details[^<>]{0,200}>\s*)?<summary[^<>]{0,200}>
 OPEN_JSX_RE = re.compile(r"^\s*<[A-Z][\w.:-]{0,60}(?:\s[^<>]{0,2000})?$")  # props go on below
 LABEL_ATTR_RE = re.compile(r"\blabel=[\"']([^\"'\n]{1,80})[\"']")
 IMG_RE = re.compile(r"<img\b", re.I)
-BLOCK_RE = re.compile(r"^(/{3,})[ \t]*([A-Za-z][\w-]{0,40})?[ \t]*(?:\|[ \t]*(.{0,200}))?$")
+BLOCK_RE = re.compile(r"^(/{3,})[ \t]*+([A-Za-z][\w-]{0,40})?[ \t]*+(?:\|[ \t]*+(.{0,200}))?$")
 TAB_RE = re.compile(r"^(=== |===\+ )\"(.{0,120})\"\s*$")
 MYST_TARGET_RE = re.compile(r"^\(([\w.:-]{1,120})\)=\s*$")
 LABEL_RE = re.compile(r"^:label:`([^`\n]{1,120})`\s*$")
@@ -56,10 +55,9 @@ LIQUID_COMMENT_CLOSE = re.compile(r"\{%-?\s*endcomment\s*-?%\}")
 LIQUID_RAW_RE = re.compile(r"\{%-?[ \t]{0,20}(?:end)?raw[ \t]{0,20}-?%\}")
 LIQUID_PATH_RE = re.compile(r"\{\{\s*[\"']([^\"'\n]{0,300})[\"']\s*\|\s*(?:relative_url|"
                             r"absolute_url|url)\s*\}\}")
-IAL_LINE_RE = re.compile(r"^\s*\{:[^\n]{0,300}\}\s*$")
-IAL_END_RE = re.compile(r"\s*\{:[^{}\n]{0,300}\}\s*$")
+IAL_LINE_RE = re.compile(r"^\s*+\{:[^\n]{0,300}\}\s*$")
 EMPTY_PARENS_RE = re.compile(r"[ \t]?\([ \t]{0,3}\)")
-SPACE_BEFORE_RE = re.compile(r"[ \t]+([.,;:!?)])")
+SPACE_BEFORE_RE = re.compile(r"(?<![ \t])[ \t]++([.,;:!?)])")
 SPHINX_STYLE_ROLES = ("numref", "ref", "eqref", "cite", "citet", "citep", "label", "doc", "term")
 
 
@@ -151,7 +149,7 @@ class Rewriter:
             if MDX_ESM_RE.match(line):
                 self.emit("")
                 return "esm" if not _statement_ends(line, lines, i) else ""
-            line = MDX_COMMENT_RE.sub("", line)
+            line = drop_spans(line, "{/*", "*/}", longest=len(line))[0]
             if "{/*" in line:
                 self.emit(line[:line.find("{/*")])
                 return "comment"
@@ -259,7 +257,7 @@ class Rewriter:
             if k:
                 self.raw = not self.raw
             out.append(piece if self.raw else self._liquid(piece))
-        return IAL_END_RE.sub("", "".join(out))
+        return _without_ial("".join(out))
 
     def _liquid(self, text: str) -> str:
         if "}}" in text:
@@ -291,6 +289,16 @@ class Rewriter:
             self.missed[problem] += 1
         self.emit(*lines)
         return True
+
+
+def _without_ial(line: str) -> str:
+    """A line without a kramdown attribute list at its end ("Text. {: .lead}")."""
+    stripped = line.rstrip()
+    start = stripped.rfind("{:")
+    if not stripped.endswith("}") or start < 0 or len(stripped) - start > 302 or \
+            "{" in stripped[start + 1:] or "}" in stripped[start:-1]:
+        return line
+    return stripped[:start].rstrip()
 
 
 def _statement_ends(line: str, lines: list[str], i: int) -> bool:
