@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from rag.audit.filters import AuditFilters, Scope, source_sql
+from rag.audit.safe_text import TEXT_COLUMNS, csv_cell_sql
 from rag.audit.schema import JSON_COLUMNS, LIST_COLUMNS, TABLE
 from rag.errors import InputError
 
@@ -232,14 +233,17 @@ class AuditReader:
 
     def export(self, filters: AuditFilters | None, path: Path, fmt: str = "csv",
                include_archive: bool = False) -> int:
-        """Write the filtered rows (all columns) to CSV or Parquet; returns the row count."""
+        """Write the filtered rows (all columns) to CSV or Parquet; returns the row count. In
+        CSV a text cell that would start a spreadsheet formula is prefixed with an apostrophe
+        (rag.audit.safe_text); Parquet keeps every value as logged."""
         if fmt not in EXPORT_FORMATS:
             raise InputError(f"Export format {fmt!r} is not supported; use csv or parquet.")
         path = Path(path)
         if not path.parent.is_dir():
             raise InputError(f"{path.parent} is not a folder; create it or choose another path.")
-        lists = ", ".join(f"to_json({c}) AS {c}" for c in LIST_COLUMNS)
-        select = f"* REPLACE ({lists})" if fmt == "csv" else "*"
+        lists = [f"to_json({c}) AS {c}" for c in LIST_COLUMNS]
+        texts = [f'{csv_cell_sql(c)} AS "{c}"' for c in TEXT_COLUMNS]  # no formulas
+        select = f"* REPLACE ({', '.join(lists + texts)})" if fmt == "csv" else "*"
         options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet, COMPRESSION zstd"
         temp = path.with_name(f".{path.name}.partial")
         literal = str(temp).replace("'", "''")
