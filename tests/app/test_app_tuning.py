@@ -286,6 +286,19 @@ def test_an_invalid_upload_names_the_line(sample_settings, sample_index, monkeyp
                for e in at.error), [e.value for e in at.error]
 
 
+def test_a_number_too_long_in_an_upload_is_a_message(sample_settings, sample_index, monkeypatch,
+                                                    tmp_path):
+    """Issue 43, item 10: a 5,000-digit `in_scope` raised ValueError through the page."""
+    at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb",
+                workspace(tmp_path / "work", SMALL_SET))
+    at.selectbox(key="tuning_set").set_value(UPLOAD).run()
+    huge = SMALL_SET.replace("in_scope: false", "in_scope: " + "9" * 5000)
+    at.file_uploader(key="tuning_upload").upload("huge.yaml", huge.encode(), "text/yaml").run()
+    assert not at.exception, at.exception
+    assert any("huge.yaml, line 10: a number with 5,000 digits" in e.value for e in at.error), \
+        [e.value for e in at.error]
+
+
 def test_edits_are_checked_by_row_kept_on_error_and_saved(sample_settings, sample_index,
                                                           monkeypatch, tmp_path):
     env = workspace(tmp_path / "work", SMALL_SET)
