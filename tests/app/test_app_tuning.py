@@ -237,6 +237,27 @@ def test_applying_a_worse_point_asks_first_and_cancel_writes_nothing(swept, dire
     assert Path(env["RAG_SETTINGS"]).read_text(encoding="utf-8") == before
 
 
+def test_apply_to_a_read_only_settings_file_is_a_message_and_writes_nothing(swept, direct):
+    """Issue 43 (low): Apply replaced a read-only settings.toml (the rename ignores its mode)."""
+    at, env = swept
+    s, _, _ = direct
+    path = Path(env["RAG_SETTINGS"])
+    before = path.read_text(encoding="utf-8")
+    path.chmod(0o444)
+    try:
+        move_to(at, *((0.8, 0.4) if (s.w_dense, s.threshold) != (0.8, 0.4) else (0.75, 0.45)))
+        next(b for b in at.button if b.key == "tuning_apply").click().run()
+        if confirmation(at):
+            next(b for b in at.button if b.key == "tuning_apply_confirm").click().run()
+        assert not at.exception, at.exception
+        assert any("is read-only, so nothing was applied" in e.value for e in at.error), \
+            [e.value for e in at.error]
+        assert path.read_text(encoding="utf-8") == before and path.stat().st_mode & 0o777 == 0o444
+        assert not path.with_name("settings.toml.tmp").exists()
+    finally:
+        path.chmod(0o644)
+
+
 def test_apply_writes_the_settings_file_and_the_app_reads_it(swept, direct):
     at, env = swept
     s, result, _ = direct
@@ -264,6 +285,7 @@ def test_apply_writes_the_settings_file_and_the_app_reads_it(swept, direct):
     assert entry["question_set"].endswith("questions.yaml")
     assert entry["f1"] == pytest.approx(result.at(w, t)["f1"])
     assert data["book"]["title"] == "Foundations of Physical AI"  # other keys kept
+    assert "# Questions per minute per client" in path.read_text(encoding="utf-8")  # comments
     history = frame_with(at, "previous_w_dense", "previous_threshold")
     assert (history.iloc[0]["w_dense"], history.iloc[0]["threshold"]) == (w, t)
     assert any(f"Dense {w:.2f} · BM25 {1 - w:.2f} · threshold {t:.2f}" in c.value
