@@ -194,8 +194,7 @@ class SharedDatabase:
     def heal(self, error: BaseException, identity: tuple[int, int] | None) -> bool:
         """After `error` on the file that had `identity`: move it aside if it is damaged. True
         when the next attach finds another file (moved here, or by another process)."""
-        with self.lock:
-            self._drop()  # whatever state the damage left this DuckDB instance in
+        with self.lock:  # the file is detached by now (_detach drops an instance it broke)
             moved = move_aside(self.path, identity, error)
             if moved is not None:
                 self.moved_aside = moved
