@@ -23,14 +23,16 @@ import duckdb
 import pandas as pd
 
 from rag.audit import console_worker
-from rag.audit.damage import DAMAGE_MARKERS, damaged_error
-from rag.audit.db import LOCK_MARKERS, busy_error, is_lock_error
+from rag.audit.damage import DAMAGE_MARKERS, AuditDatabaseDamaged, damaged_error
+from rag.audit.db import LOCK_MARKERS, SharedDatabase, busy_error, is_lock_error
 from rag.audit.filters import archive_files
 from rag.audit.pending import PENDING_SELECT, hot_source
+from rag.audit.spool import spool_files as list_spool_files
 from rag.audit.sql_check import ALLOWED, check_statement, refuse
 from rag.errors import AuditError
 
-__all__ = ["ALLOWED", "check_statement", "open_console", "run_console_query", "run_sandboxed"]
+__all__ = ["ALLOWED", "check_statement", "open_console", "run_console_query", "run_sandboxed",
+           "run_store_console"]
 MAX_ROWS_LIMIT = 100_000
 WORKER_TABLE = "audit.main.audit_logs"  # the table itself, once the view audit_logs shadows it
 CONSOLE_MEMORY_MB = 256  # DuckDB memory_limit and the child's address-space headroom
@@ -87,6 +89,27 @@ def run_console_query(db_path: Path, archive_dir: Path, sql: str, max_rows: int 
     check_statement(sql)
     return run_sandboxed(db_path, archive_dir, sql, max_rows, timeout_s, wait_s, book_id,
                          spool_files)
+
+
+def run_store_console(db: SharedDatabase, spool_dir: Path, archive_dir: Path, sql: str,
+                      max_rows: int, timeout_s: float, wait_s: float,
+                      book_id: str | None = None) -> pd.DataFrame:
+    """run_console_query over an AuditStore's file and spool. A file the worker finds damaged
+    is moved aside (rag.audit.damage) and the query run again on the new one."""
+    check_statement(sql)
+
+    def run() -> pd.DataFrame:
+        with db.connection(wait_s, spool_dir, write=False):
+            pass  # migrated, and not damaged when attached: the worker attaches it read-only
+        return run_console_query(db.path, archive_dir, sql, max_rows, timeout_s, wait_s,
+                                 book_id, list_spool_files(spool_dir))
+
+    try:
+        return run()
+    except AuditDatabaseDamaged as e:
+        if not db.heal(e.__cause__ or e, db.attached):
+            raise
+    return run()
 
 
 def run_sandboxed(db_path: Path, archive_dir: Path, sql: str, max_rows: int,

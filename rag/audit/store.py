@@ -28,7 +28,7 @@ import duckdb
 import pandas as pd
 
 import rag
-from rag.audit.console import check_statement, run_console_query
+from rag.audit.console import run_store_console
 from rag.audit.damage import DAMAGE_ERRORS, AuditDatabaseDamaged, damaged_error, is_damage
 from rag.audit.db import AuditDatabaseBusy, SharedDatabase
 from rag.audit.filters import STATUSES, AuditFilters
@@ -38,7 +38,7 @@ from rag.audit.queries import AuditReader, T
 from rag.audit.retention import archive_rows, cutoff_for, prune_rows, recover_archive
 from rag.audit.row import RowEncoder, build_row
 from rag.audit.schema import apply_migrations
-from rag.audit.spool import SpoolWriter, spool_files
+from rag.audit.spool import SpoolWriter
 from rag.audit.state import FAILING, AuditState, Status
 from rag.errors import AuditError, ConfigError
 from rag.types import Response
@@ -269,20 +269,6 @@ class AuditStore(AuditReader):
     def run_console_query(self, sql: str, max_rows: int = 1000, timeout_s: float = 5.0,
                           book_id: str | None = None) -> pd.DataFrame:
         """Reviewers' read-only SQL over the table and the spooled rows; raises AuditError saying
-        why a query is refused. With book_id, the view `book_logs` holds that book's rows. A
-        file the console finds damaged is moved aside and the query run on the new one."""
-        check_statement(sql)
-        try:
-            return self._console(sql, max_rows, timeout_s, book_id)
-        except AuditDatabaseDamaged as e:
-            if not self._db.heal(e.__cause__ or e, self._db.attached):
-                raise
-        return self._console(sql, max_rows, timeout_s, book_id)
-
-    def _console(self, sql: str, max_rows: int, timeout_s: float,
-                 book_id: str | None) -> pd.DataFrame:
-        with self._db.connection(self._lock_timeout_s, self.spool_dir, write=False):
-            pass  # migrated, and not damaged: the console's child attaches it read-only
-        return run_console_query(self.db_path, self.archive_dir, sql, max_rows, timeout_s,
-                                 wait_s=self._lock_timeout_s, book_id=book_id,
-                                 spool_files=spool_files(self.spool_dir))
+        why a query is refused. With book_id, the view `book_logs` holds that book's rows."""
+        return run_store_console(self._db, self.spool_dir, self.archive_dir, sql, max_rows,
+                                 timeout_s, self._lock_timeout_s, book_id)
