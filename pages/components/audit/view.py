@@ -16,6 +16,7 @@ from pages.components.common.tables import build_filters, kpi_values
 from rag.answer.guardrails import REASON_CODES
 from rag.answer.query_types import QUERY_TYPES, TYPE_LABELS
 from rag.audit.filters import STATUSES, AuditFilters
+from rag.audit.state import DAMAGED, FAILING
 from rag.config import Settings
 from rag.errors import AuditError
 from rag.providers.registry import LLMS
@@ -79,6 +80,18 @@ def filters(reader, settings: Settings) -> AuditFilters:
                            providers, text)
     return dataclasses.replace(chosen, books=books, query_types=tuple(types),
                                clients=tuple(clients))
+
+
+def state_notice(audit) -> None:
+    """What the store did or cannot do (rag.audit.state): a damaged file moved aside, or
+    answers waiting in the spool for a reason other than a busy file (which the read says)."""
+    state = audit.state()
+    if state.moved_aside:
+        st.warning(f"The audit file was damaged and was moved to `{state.moved_aside}` (kept, "
+                   "nothing deleted); a new one was started. Questions answered before the move "
+                   "are in the moved file.", icon=":material/build:")
+    if state.code in (DAMAGED, FAILING):
+        st.error(state.message, icon=":material/error:")
 
 
 def _clients(reader) -> list[str]:
