@@ -25,6 +25,7 @@ except AuditError as e:
                icon=":material/lock_clock:")
     reader = SpoolSnapshot(ctx.settings.audit_db)
 
+view.state_notice(ctx.audit)
 filters = view.filters(reader, ctx.settings)
 try:
     total = view.kpis(reader, filters)

@@ -118,3 +118,18 @@ def test_tests_mirror_the_packages():
     top_level = ("config", "layout", "notices", "regex_time")  # regex_time: every package's
     assert not [p.name for p in TESTS.glob("test_*.py")
                 if p.stem.removeprefix("test_") not in top_level]
+
+
+def test_test_only_libraries_are_dev_requirements():
+    """rank-bm25 is tests/index/test_lexical.py's oracle for bm25s: nothing the app runs imports
+    it, so it is a test requirement, not a runtime one (issue 42)."""
+    runtime = [*RAG.rglob("*.py"), *(PROJECT_ROOT / "pages").rglob("*.py"), PROJECT_ROOT / "app.py"]
+    for path in runtime:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] == "rank_bm25" for n in names), path
+    pins = {p: (PROJECT_ROOT / p).read_text(encoding="utf-8").splitlines()
+            for p in ("requirements.txt", "requirements-dev.txt")}
+    assert "rank-bm25==0.2.2" in pins["requirements-dev.txt"]
+    assert not [line for line in pins["requirements.txt"] if line.startswith("rank-bm25")]

@@ -23,13 +23,16 @@ import duckdb
 import pandas as pd
 
 from rag.audit import console_worker
-from rag.audit.db import LOCK_MARKERS, busy_error, damaged_error, is_lock_error
+from rag.audit.damage import DAMAGE_MARKERS, AuditDatabaseDamaged, damaged_error
+from rag.audit.db import LOCK_MARKERS, SharedDatabase, busy_error, is_lock_error
 from rag.audit.filters import archive_files
 from rag.audit.pending import PENDING_SELECT, hot_source
+from rag.audit.spool import spool_files as list_spool_files
 from rag.audit.sql_check import ALLOWED, check_statement, refuse
 from rag.errors import AuditError
 
-__all__ = ["ALLOWED", "check_statement", "open_console", "run_console_query", "run_sandboxed"]
+__all__ = ["ALLOWED", "check_statement", "open_console", "run_console_query", "run_sandboxed",
+           "run_store_console"]
 MAX_ROWS_LIMIT = 100_000
 WORKER_TABLE = "audit.main.audit_logs"  # the table itself, once the view audit_logs shadows it
 CONSOLE_MEMORY_MB = 256  # DuckDB memory_limit and the child's address-space headroom
@@ -53,10 +56,10 @@ def _request(db_path: Path, archive_dir: Path, wait_s: float, book_id: str | Non
     pending = None
     if spool_files:
         pending = {"files": spool_files, "select": PENDING_SELECT,
-                   "hot": hot_source(WORKER_TABLE)}
+                   "hot": hot_source(WORKER_TABLE, filename=False)}
     return {"db_path": str(db_path), "archive_files": archive_files(archive_dir),
             "memory_mb": CONSOLE_MEMORY_MB, "wait_s": wait_s, "lock_markers": LOCK_MARKERS,
-            "book_id": book_id, "pending": pending}
+            "damage_markers": DAMAGE_MARKERS, "book_id": book_id, "pending": pending}
 
 
 def open_console(db_path: Path, archive_dir: Path, wait_s: float = 0.0,
@@ -88,6 +91,27 @@ def run_console_query(db_path: Path, archive_dir: Path, sql: str, max_rows: int 
                          spool_files)
 
 
+def run_store_console(db: SharedDatabase, spool_dir: Path, archive_dir: Path, sql: str,
+                      max_rows: int, timeout_s: float, wait_s: float,
+                      book_id: str | None = None) -> pd.DataFrame:
+    """run_console_query over an AuditStore's file and spool. A file the worker finds damaged
+    is moved aside (rag.audit.damage) and the query run again on the new one."""
+    check_statement(sql)
+
+    def run() -> pd.DataFrame:
+        with db.connection(wait_s, spool_dir, write=False):
+            pass  # migrated, and not damaged when attached: the worker attaches it read-only
+        return run_console_query(db.path, archive_dir, sql, max_rows, timeout_s, wait_s,
+                                 book_id, list_spool_files(spool_dir))
+
+    try:
+        return run()
+    except AuditDatabaseDamaged as e:
+        if not db.heal(e.__cause__ or e, db.attached):
+            raise
+    return run()
+
+
 def run_sandboxed(db_path: Path, archive_dir: Path, sql: str, max_rows: int,
                   timeout_s: float, wait_s: float = 0.0, book_id: str | None = None,
                   spool_files: list[str] | None = None) -> pd.DataFrame:
@@ -97,6 +121,9 @@ def run_sandboxed(db_path: Path, archive_dir: Path, sql: str, max_rows: int,
     reply = _run_worker(request, wait_s + timeout_s + START_GRACE_S)
     if reply is None:
         raise AuditError(_STOPPED.format(what=_MESSAGES["time"].format(timeout_s=timeout_s)))
+    if reply.get("error") == "damaged":  # the cause says what DuckDB met, for healing
+        cause = duckdb.Error(reply["detail"])
+        raise damaged_error(db_path, cause) from cause
     if "error" in reply:
         raise _reply_error(reply, db_path, timeout_s)
     rows = reply["rows"]
@@ -133,10 +160,15 @@ def _reply_error(reply: dict[str, Any], db_path: Path, timeout_s: float) -> Audi
         return AuditError(_STOPPED.format(what=_MESSAGES[code].format(timeout_s=timeout_s)))
     if code == "permission":
         return refuse(_NO_FILES)
-    if code == "damaged":
-        return damaged_error(db_path, duckdb.IOException(reply["detail"]))
     if code == "open":
         error = duckdb.IOException(reply["detail"]) if reply["kind"] == "IOException" else \
             duckdb.Error(reply["detail"])
         return _open_error(db_path, error)
-    return AuditError(f"The query failed: {reply['detail']}")
+    return AuditError(f"The query failed: {hide_folders(reply['detail'], db_path)}")
+
+
+def hide_folders(text: str, db_path: Path) -> str:
+    """A message without the server's folders: the worker runs in the audit file's folder and
+    names what it reads relative to it, but an error may still quote an absolute path."""
+    folder = str(db_path.resolve().parent)
+    return text.replace(folder + "/", "").replace(folder, ".")

@@ -87,12 +87,50 @@ def _book_view(con: duckdb.DuckDBPyConnection, book_id: str) -> None:
 
 def _pending_view(con: duckdb.DuckDBPyConnection, pending: dict) -> None:
     """`audit_logs`: the table plus spooled rows not imported yet (rag.audit.pending). With the
-    file attached no importer can delete a segment, so the ones still here can all be read."""
-    files = [f for f in pending["files"] if os.path.exists(f)]
-    if not files:
+    file attached no importer can delete a segment, so the ones still here can all be read.
+    Read here rather than by DuckDB's read_text, which refuses a whole file for one line that
+    is not UTF-8 (a torn or foreign line, which the importer quarantines)."""
+    texts = {}
+    for name in pending["files"]:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            continue  # imported meanwhile, or no regular file (the importer moves those)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        texts[os.path.basename(name)] = _utf8_lines(data[:data.rfind(b"\n") + 1])
+    if not texts:
         return
-    con.execute(f"CREATE TEMP TABLE _audit_pending AS {pending['select']}", [files])
+    con.execute(f"CREATE TEMP TABLE _audit_pending AS {pending['select']}",
+                [list(texts), list(texts.values())])
     con.execute(f"CREATE TEMP VIEW audit_logs AS SELECT * FROM {pending['hot']}")
+
+
+def _utf8_lines(data: bytes) -> str:
+    """The complete lines as text, a line that is not UTF-8 left out (as rag.audit.spool's
+    decode_lines does; this script imports nothing from rag)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        lines = []
+        for line in data.split(b"\n"):
+            try:
+                lines.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                lines.append("")
+        return "\n".join(lines)
+
+
+def run_here(request: dict) -> dict:
+    """The request with every path relative to the audit file's folder, made the working
+    directory: the catalog (information_schema.views, EXPLAIN) then names no server folder."""
+    folder = os.path.dirname(os.path.abspath(request["db_path"]))
+    os.chdir(folder)
+    pending = request.get("pending")
+    return dict(request, db_path=os.path.basename(request["db_path"]),
+                archive_files=[os.path.relpath(f, folder) for f in request["archive_files"]],
+                pending=pending and dict(pending, files=[os.path.relpath(f, folder)
+                                                         for f in pending["files"]]))
 
 
 def _attach(con: duckdb.DuckDBPyConnection, request: dict) -> None:
@@ -117,12 +155,20 @@ def limit_memory(extra_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
+def _damaged(request: dict, error: duckdb.Error) -> bool:
+    detail = str(error).lower()
+    return any(m in detail for m in request["damage_markers"]) or (
+        isinstance(error, duckdb.IOException) and request["db_path"].lower() in detail)
+
+
 def run(request: dict) -> dict:
     sandboxed = forbid_writes()  # before DuckDB starts any thread: Landlock binds new threads
+    request = run_here(request)
     try:
         con = open_sandbox(request)
     except duckdb.Error as e:
-        return {"error": "open", "kind": type(e).__name__, "detail": str(e).splitlines()[0]}
+        code = "damaged" if _damaged(request, e) else "open"
+        return {"error": code, "kind": type(e).__name__, "detail": str(e).splitlines()[0]}
     limit_memory(request["memory_mb"])
     timer = threading.Timer(request["timeout_s"], con.interrupt)
     timer.daemon = True
@@ -137,12 +183,10 @@ def run(request: dict) -> dict:
         return {"error": "permission"}
     except (duckdb.OutOfMemoryException, MemoryError):
         return {"error": "memory"}
-    except duckdb.IOException as e:  # the audit file's blocks cannot be read: damaged
-        detail = str(e).splitlines()[0]
-        code = "damaged" if request["db_path"] in detail else "failed"
-        return {"error": code, "detail": detail}
     except duckdb.Error as e:
         detail = str(e).splitlines()[0]
+        if _damaged(request, e):  # the audit file's blocks cannot be read
+            return {"error": "damaged", "detail": detail}
         if "bad_alloc" in detail or "allocate" in detail.lower():
             return {"error": "memory"}
         return {"error": "failed", "detail": detail}

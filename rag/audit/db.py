@@ -10,7 +10,6 @@ excludes them briefly, and whoever finds the file taken polls for up to wait_s.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import threading
@@ -21,6 +20,14 @@ from pathlib import Path
 
 import duckdb
 
+from rag.audit.damage import (
+    DAMAGE_ERRORS,
+    AuditDatabaseDamaged,
+    damaged_error,
+    file_identity,
+    is_damage,
+    move_aside,
+)
 from rag.errors import AuditError
 
 LOCK_POLL_S = 0.01  # plus up to as much again at random, so two pollers do not keep colliding
@@ -29,17 +36,10 @@ ATTACHED = "audit_file"  # the file's catalog name inside the private in-memory 
 READ, WRITE = "read", "write"
 Hook = Callable[[duckdb.DuckDBPyConnection], object]
 
-# What a truncated or overwritten file raises: on open, on the first read, or on an insert.
-DAMAGE_ERRORS = (duckdb.IOException, duckdb.TransactionException, duckdb.FatalException,
-                 duckdb.InternalException, duckdb.SerializationException)
 
 
 class AuditDatabaseBusy(AuditError):
     """Another process holds the audit database file; entries wait in the spool meanwhile."""
-
-
-class AuditDatabaseDamaged(AuditError):
-    """The audit file cannot be read (truncated, overwritten); entries wait in the spool."""
 
 
 def is_lock_error(error: Exception) -> bool:
@@ -57,15 +57,6 @@ def busy_error(path: Path, error: Exception, spool_dir: Path | None = None) -> A
         f"until it goes idle, then try again (or set RAG_AUDIT_DB to another file).")
 
 
-def damaged_error(path: Path, error: Exception,
-                  spool_dir: Path | None = None) -> AuditDatabaseDamaged:
-    spool = f" ({spool_dir})" if spool_dir else ""
-    return AuditDatabaseDamaged(
-        f"The audit file {path} is damaged ({str(error).splitlines()[0]}); move it aside, e.g. "
-        f"`mv {path} {path}.broken`; answers are kept in the spool{spool} and will be imported "
-        f"into a new file.")
-
-
 def _literal(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
@@ -81,23 +72,14 @@ def attach(con: duckdb.DuckDBPyConnection, path: Path, wait_s: float, read_only:
             con.execute(f"USE {ATTACHED}")
             return
         except duckdb.Error as e:
-            # not ours at all (RAG_AUDIT_DB pointing at another file): a setting to fix
-            if any(m in str(e).lower() for m in ("permission denied", "not a valid duckdb")):
-                raise AuditError(f"The audit database {path} cannot be opened ({e}); move it "
-                                 f"aside or set RAG_AUDIT_DB to another file.") from e
+            if "permission denied" in str(e).lower():  # a setting to fix, not damage
+                raise AuditError(f"The audit database {path} cannot be opened ({e}); fix its "
+                                 f"permissions or set RAG_AUDIT_DB to another file.") from e
             if not is_lock_error(e):
                 raise damaged_error(path, e, spool_dir) from e
             if time.monotonic() >= deadline:
                 raise busy_error(path, e, spool_dir) from e
         time.sleep(LOCK_POLL_S * (1 + random.random()))
-
-
-def file_identity(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return stat.st_dev, stat.st_ino
 
 
 class SharedDatabase:
@@ -120,6 +102,8 @@ class SharedDatabase:
         self._mode = ""  # "", READ or WRITE: how the file is attached right now
         self._depth = 0
         self._prepared: tuple[int, int] | None = None
+        self.attached: tuple[int, int] | None = None  # the identity of the file last attached
+        self.moved_aside: Path | None = None  # the last damaged file this process moved aside
         self.scratch: dict[str, object] = {}  # state tied to the in-memory DuckDB's temp tables
         self.users = 0
 
@@ -173,12 +157,23 @@ class SharedDatabase:
                     self._detach()
 
     def _attach(self, wait_s: float, spool_dir: Path | None, write: bool) -> None:
-        con = self.memory()
+        """Attach; a damaged file is moved aside (rag.audit.damage) and a new one attached."""
         identity = file_identity(self.path)
+        try:
+            self._attach_once(identity, wait_s, spool_dir, write)
+        except AuditDatabaseDamaged as e:
+            if not self.heal(e.__cause__ or e, identity):
+                raise
+            self._attach_once(file_identity(self.path), wait_s, spool_dir, write)
+
+    def _attach_once(self, identity: tuple[int, int] | None, wait_s: float,
+                     spool_dir: Path | None, write: bool) -> None:
+        con = self.memory()
         prepare = identity is None or identity != self._prepared
         if prepare:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         attach(con, self.path, wait_s, not (write or prepare), spool_dir)
+        self.attached = identity
         self._mode = WRITE if write or prepare else READ
         if self._mode == READ:
             return
@@ -186,13 +181,25 @@ class SharedDatabase:
             if prepare:
                 self._prepare(con)
             self._recover(con)
-        except DAMAGE_ERRORS as e:  # it attached, but its blocks cannot be read
+        except duckdb.Error as e:  # it attached, but its blocks cannot be read
             self._detach()
-            raise damaged_error(self.path, e, spool_dir) from e
+            if isinstance(e, DAMAGE_ERRORS) or is_damage(e):
+                raise damaged_error(self.path, e, spool_dir) from e
+            raise
         except BaseException:
             self._detach()
             raise
-        self._prepared = file_identity(self.path)
+        self._prepared = self.attached = file_identity(self.path)
+
+    def heal(self, error: BaseException, identity: tuple[int, int] | None) -> bool:
+        """After `error` on the file that had `identity`: move it aside if it is damaged. True
+        when the next attach finds another file (moved here, or by another process)."""
+        with self.lock:  # the file is detached by now (_detach drops an instance it broke)
+            moved = move_aside(self.path, identity, error)
+            if moved is not None:
+                self.moved_aside = moved
+            return moved is not None or (identity is not None
+                                         and file_identity(self.path) != identity)
 
     def _detach(self) -> None:
         if not self._mode or self._con is None:

@@ -18,34 +18,31 @@ from pathlib import Path
 
 import duckdb
 
-from rag.audit.importer import COMPLETE, SPOOL_ROWS, TEXT_ROWS
+from rag.audit.importer import COMPLETE, TEXT_ROWS
+from rag.audit.quarantine import decode_lines
 from rag.audit.schema import COLUMNS, TABLE
-from rag.audit.spool import SEGMENT_SUFFIX
+from rag.audit.spool import spool_files
 
 PENDING = "temp.main._audit_pending"
-PENDING_SELECT = f"SELECT * FROM {SPOOL_ROWS} WHERE {COMPLETE}"  # whole files (the console)
+# The console's: texts the worker read (`?` segment names, `?` texts), without the file name,
+# which would show a server path in the console.
+PENDING_SELECT = f"SELECT * EXCLUDE (filename) FROM {TEXT_ROWS} WHERE {COMPLETE}"
 _MEMO = "pending_files"  # in the connection's scratch memo: {segment: (inode, bytes parsed)}
 _CREATE = ("CREATE OR REPLACE TEMP TABLE _audit_pending ("
            + ", ".join(f'"{name}" {kind}' for name, kind in COLUMNS) + ", filename VARCHAR)")
 
 
-def hot_source(table: str = TABLE) -> str:
+def hot_source(table: str = TABLE, filename: bool = True) -> str:
     """The table plus the pending rows it does not hold (one per log_id: a segment copied by a
-    killed importer repeats rows). The timestamp bound lets DuckDB skip the table's older row
-    groups, pending rows being recent."""
-    return (f"(SELECT * FROM {table} UNION ALL BY NAME SELECT DISTINCT ON (log_id) * EXCLUDE "
-            f"(filename) FROM {PENDING} WHERE log_id NOT IN (SELECT log_id FROM {table} WHERE "
+    killed importer repeats rows); `filename`: whether PENDING has that column. The timestamp
+    bound lets DuckDB skip the table's older row groups, pending rows being recent."""
+    rows = "* EXCLUDE (filename)" if filename else "*"
+    return (f"(SELECT * FROM {table} UNION ALL BY NAME SELECT DISTINCT ON (log_id) {rows} "
+            f"FROM {PENDING} WHERE log_id NOT IN (SELECT log_id FROM {table} WHERE "
             f'"timestamp" >= (SELECT min("timestamp") FROM {PENDING})))')
 
 
 HOT_SOURCE = hot_source()
-
-
-def spool_files(spool_dir: Path) -> list[str]:
-    """Every segment's path, oldest first."""
-    if not spool_dir.is_dir():
-        return []
-    return sorted(str(p) for p in spool_dir.glob(f"*{SEGMENT_SUFFIX}"))
 
 
 def _new_lines(path: str, inode: int | None,
@@ -88,7 +85,7 @@ def refresh_pending(con: duckdb.DuckDBPyConnection, spool_dir: Path,
             replaced.append(path)  # its old rows go before it is read again
         if read[2]:
             names.append(path)
-            texts.append(read[2].decode("utf-8", "replace"))
+            texts.append(decode_lines(read[2])[0])  # a line not UTF-8 waits for quarantine
     gone = [path for path in loaded if path not in now] + replaced
     if gone:
         con.execute(f"DELETE FROM {PENDING} WHERE list_contains(?, filename)", [gone])

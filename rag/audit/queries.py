@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pandas as pd
 
 from rag.audit.filters import AuditFilters, Scope, source_sql
+from rag.audit.safe_text import TEXT_COLUMNS, csv_cell_sql
 from rag.audit.schema import JSON_COLUMNS, LIST_COLUMNS, TABLE
 from rag.errors import InputError
 
@@ -25,6 +27,7 @@ LIST_VIEW_COLUMNS = ("log_id", "timestamp", "status", "source_mode", "mode_used"
                      "llm_model", "total_latency_ms", "session_id", "user_query_text",
                      "answer_text", "book_id", "book_title", "query_type", "client_id")
 EXPORT_FORMATS = ("csv", "parquet")
+T = TypeVar("T")
 STAGES = (("retrieval", "retrieval_latency_ms"), ("synthesis", "synthesis_latency_ms"),
           ("total", "total_latency_ms"))
 
@@ -40,21 +43,29 @@ class AuditReader:
     def _reading(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         raise NotImplementedError
 
+    def _read(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """work(con) on a reading connection (AuditStore retries it once after healing)."""
+        with self._reading() as con:
+            return work(con)
+
     def _frame(self, sql: str, filters: AuditFilters | None, include_archive: bool,
                extra: tuple[Any, ...] = ()) -> pd.DataFrame:
         """Run sql where `{logs}` is the filtered relation; return a DataFrame."""
         scope = Scope.build(filters, self.archive_dir, include_archive, self.hot_source)
-        with self._reading() as con:
-            return con.execute(sql.format(logs=scope.sql), [*scope.params, *extra]).df()
+        return self._read(lambda con: con.execute(sql.format(logs=scope.sql),
+                                                  [*scope.params, *extra]).df())
 
     def _row(self, sql: str, filters: AuditFilters | None,
              include_archive: bool) -> dict[str, Any]:
         """The single row of an aggregate query as a dict of plain Python values."""
         scope = Scope.build(filters, self.archive_dir, include_archive, self.hot_source)
-        with self._reading() as con:
+
+        def work(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             cur = con.execute(sql.format(logs=scope.sql), list(scope.params))
             row = cur.fetchone()
             return dict(zip([d[0] for d in cur.description], row, strict=True))
+
+        return self._read(work)
 
     def query_logs(self, filters: AuditFilters | None = None, limit: int = 50, offset: int = 0,
                    include_archive: bool = False) -> pd.DataFrame:
@@ -72,11 +83,13 @@ class AuditReader:
     def get_log(self, log_id: str, include_archive: bool = True) -> dict[str, Any] | None:
         """Everything recorded for one question, JSON columns parsed; archived rows too."""
         source, params = source_sql(self.archive_dir, include_archive, self.hot_source)
-        with self._reading() as con:
+
+        def work(con: duckdb.DuckDBPyConnection) -> tuple[Any, list[str]]:
             cur = con.execute(f"SELECT * FROM {source} WHERE log_id = ? LIMIT 1",
                               [*params, log_id])
-            row = cur.fetchone()
-            names = [d[0] for d in cur.description]
+            return cur.fetchone(), [d[0] for d in cur.description]
+
+        row, names = self._read(work)
         if row is None:
             return None
         record = dict(zip(names, row, strict=True))
@@ -220,23 +233,25 @@ class AuditReader:
 
     def export(self, filters: AuditFilters | None, path: Path, fmt: str = "csv",
                include_archive: bool = False) -> int:
-        """Write the filtered rows (all columns) to CSV or Parquet; returns the row count."""
+        """Write the filtered rows (all columns) to CSV or Parquet; returns the row count. In
+        CSV a text cell that would start a spreadsheet formula is prefixed with an apostrophe
+        (rag.audit.safe_text); Parquet keeps every value as logged."""
         if fmt not in EXPORT_FORMATS:
             raise InputError(f"Export format {fmt!r} is not supported; use csv or parquet.")
         path = Path(path)
         if not path.parent.is_dir():
             raise InputError(f"{path.parent} is not a folder; create it or choose another path.")
-        lists = ", ".join(f"to_json({c}) AS {c}" for c in LIST_COLUMNS)
-        select = f"* REPLACE ({lists})" if fmt == "csv" else "*"
+        lists = [f"to_json({c}) AS {c}" for c in LIST_COLUMNS]
+        texts = [f'{csv_cell_sql(c)} AS "{c}"' for c in TEXT_COLUMNS]  # no formulas
+        select = f"* REPLACE ({', '.join(lists + texts)})" if fmt == "csv" else "*"
         options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet, COMPRESSION zstd"
         temp = path.with_name(f".{path.name}.partial")
         literal = str(temp).replace("'", "''")
         scope = Scope.build(filters, self.archive_dir, include_archive, self.hot_source)
         try:
-            with self._reading() as con:
-                rows = con.execute(f"COPY (SELECT {select} FROM {scope.sql} "
-                                   f"ORDER BY \"timestamp\", log_id) TO '{literal}' ({options})",
-                                   list(scope.params)).fetchone()[0]
+            rows = self._read(lambda con: con.execute(
+                f"COPY (SELECT {select} FROM {scope.sql} ORDER BY \"timestamp\", log_id) TO "
+                f"'{literal}' ({options})", list(scope.params)).fetchone()[0])
             os.replace(temp, path)
         finally:
             temp.unlink(missing_ok=True)

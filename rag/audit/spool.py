@@ -9,22 +9,20 @@ rows are committed, and the log_id primary key makes a repeated import harmless.
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from stat import S_ISREG
 
+from rag.audit.quarantine import quarantine_entry
 from rag.errors import AuditError
 
 log = logging.getLogger(__name__)
 SEGMENT_SUFFIX = ".jsonl"
-REJECTED_FILE = "rejected.jsonl.bad"
 STALE_NEW_S = 60.0  # a segment is renamed from .new within microseconds of its creation
 
 
@@ -155,14 +153,35 @@ class SpoolWriter:
         self.seal(reopen=False)
 
 
-def claim_segments(spool_dir: Path) -> list[Segment]:
-    """Lock every segment no live writer holds; the caller imports, then release()s them."""
+def spool_files(spool_dir: Path) -> list[str]:
+    """Every segment's path, oldest first: regular files only (opening a FIFO would block; the
+    importer moves anything else to the quarantine folder)."""
+    if not spool_dir.is_dir():
+        return []
+    return sorted(str(p) for p in spool_dir.glob(f"*{SEGMENT_SUFFIX}") if _regular(p))
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def claim_segments(spool_dir: Path, max_bytes: int) -> list[Segment]:
+    """Lock every segment no live writer holds; the caller imports, then release()s them. An
+    entry no import could ever read (not a regular file, a symlink, larger than max_bytes: no
+    writer of ours seals one past a few MB) is moved to the quarantine folder, so it cannot
+    stop every later import."""
     _remove_stale_new(spool_dir)
     claimed = []
     for path in sorted(spool_dir.glob(f"*{SEGMENT_SUFFIX}")):
-        try:
-            fd = os.open(path, os.O_RDONLY)
+        try:  # O_NONBLOCK: a FIFO would block the open; O_NOFOLLOW: a symlink points elsewhere
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except FileNotFoundError:
+            continue
+        except OSError as e:
+            quarantine_entry(spool_dir, path, f"it cannot be opened ({e.strerror})")
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -172,7 +191,15 @@ def claim_segments(spool_dir: Path) -> list[Segment]:
         except BlockingIOError:
             os.close(fd)
             continue
-        claimed.append(Segment(path, fd, stat.st_size))
+        segment = Segment(path, fd, stat.st_size)
+        why = ("it is not a regular file" if not S_ISREG(stat.st_mode) else
+               f"it holds {stat.st_size:,} bytes, over the {max_bytes:,} a segment may"
+               if stat.st_size > max_bytes else "")
+        if why:
+            quarantine_entry(spool_dir, path, why)
+            os.close(fd)
+            continue
+        claimed.append(segment)
     return claimed
 
 
@@ -193,24 +220,3 @@ def release(segments: list[Segment], delete: bool) -> None:
         if delete:
             segment.path.unlink(missing_ok=True)
         os.close(segment.fd)
-
-
-def parse_lines(data: bytes, source: str = "") -> Iterator[dict[str, Any]]:
-    """Complete JSON lines; a torn last line (the writer died mid-write, unanswered) is skipped."""
-    lines = data.split(b"\n")
-    for number, line in enumerate(lines[:-1], start=1):
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except ValueError:
-            log.warning("audit spool %s line %d is not valid JSON; skipped", source, number)
-
-
-def reject_rows(spool_dir: Path, rows: list[dict[str, Any]]) -> None:
-    """Keep rows DuckDB refused beside the spool, so they are never silently dropped."""
-    with open(spool_dir / REJECTED_FILE, "a", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        f.flush()
-        os.fsync(f.fileno())

@@ -28,32 +28,29 @@ import duckdb
 import pandas as pd
 
 import rag
-from rag.audit.console import check_statement, run_console_query
-from rag.audit.db import (
-    DAMAGE_ERRORS,
-    AuditDatabaseBusy,
-    AuditDatabaseDamaged,
-    SharedDatabase,
-    damaged_error,
-)
+from rag.audit.console import run_store_console
+from rag.audit.damage import DAMAGE_ERRORS, AuditDatabaseDamaged, damaged_error, is_damage
+from rag.audit.db import AuditDatabaseBusy, SharedDatabase
 from rag.audit.filters import STATUSES, AuditFilters
 from rag.audit.importer import SpoolSnapshot, default_archive_dir, default_spool_dir, import_spool
-from rag.audit.pending import HOT_SOURCE, refresh_pending, spool_files
-from rag.audit.queries import AuditReader
+from rag.audit.pending import HOT_SOURCE, refresh_pending
+from rag.audit.queries import AuditReader, T
 from rag.audit.retention import archive_rows, cutoff_for, prune_rows, recover_archive
 from rag.audit.row import RowEncoder, build_row
 from rag.audit.schema import apply_migrations
 from rag.audit.spool import SpoolWriter
+from rag.audit.state import FAILING, AuditState, Status
 from rag.errors import AuditError, ConfigError
 from rag.types import Response
 
-__all__ = ["AuditDatabaseBusy", "AuditDatabaseDamaged", "AuditFilters", "AuditStore",
-           "SpoolSnapshot", "STATUSES"]
+__all__ = ["AuditDatabaseBusy", "AuditDatabaseDamaged", "AuditFilters", "AuditState",
+           "AuditStore", "SpoolSnapshot", "STATUSES"]
 log = logging.getLogger(__name__)
 LOCK_TIMEOUT_S = 2.0  # how long reads and maintenance wait for another process's import or read
 BACKGROUND_WAIT_S = 0.25  # how long the writer thread waits for the file before trying later
 BUSY_RETRY_S = 0.5
-DAMAGED_RETRY_S = 30.0  # a damaged file stays damaged until someone moves it aside
+DAMAGED_RETRY_S = 30.0  # a damaged file that could not be moved aside stays damaged
+FAILING_RETRY_S = 5.0  # any other import failure: the entries are safe in the spool meanwhile
 # Import at most this often (sooner with batch_size rows waiting): readers see spooled rows
 # anyway, and one import of 1000 rows holds the file ~55 ms against ~20 ms for 75 rows.
 IMPORT_INTERVAL_S = 1.0
@@ -113,8 +110,7 @@ class AuditStore(AuditReader):
         self._closed = False
         self._next_try = self._next_import = 0.0
         self._sealed = False  # a segment of ours was sealed since the last import
-        self.unavailable = ""  # why DuckDB is not reachable right now ("" when it is)
-        self._warned_damaged = False
+        self._status = Status(self.spool_dir)
         self._open_database()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"audit-writer:{self.db_path.name}")
@@ -128,18 +124,21 @@ class AuditStore(AuditReader):
                                      self.spool_dir):
                 pass
         except (AuditDatabaseBusy, AuditDatabaseDamaged) as e:
-            self._note_unavailable(e)  # keep answering into the spool meanwhile
+            self._status.note(e)  # keep answering into the spool meanwhile
         except BaseException:
             self._spool.close()
             self._db.release()
             raise
 
-    def _note_unavailable(self, error: AuditError) -> None:
-        """Remember why DuckDB is out of reach; say it once (stderr on the CLI) if it is damage."""
-        self.unavailable = str(error)
-        if isinstance(error, AuditDatabaseDamaged) and not self._warned_damaged:
-            self._warned_damaged = True
-            log.warning("%s", error)
+    @property
+    def unavailable(self) -> str:
+        """Why answers are not reaching the audit file right now; "" when they are."""
+        return self._status.unavailable
+
+    def state(self) -> AuditState:
+        """The audit's real state for health checks: a code (rag.audit.state), why, and what
+        waits in the spool or was set aside."""
+        return self._status.state(self._db.moved_aside)
 
     def __enter__(self) -> AuditStore:
         return self
@@ -173,7 +172,7 @@ class AuditStore(AuditReader):
             pending = self._spool.pending or self._sealed
             self._import(self._lock_timeout_s if pending else 0.0)
         except AuditDatabaseDamaged as e:
-            self._note_unavailable(e)
+            self._status.note(e)
         except AuditError as e:
             log.info("audit entries stay in %s until the next start: %s", self.spool_dir, e)
         finally:
@@ -185,6 +184,8 @@ class AuditStore(AuditReader):
         with self._import_lock:
             self._spool.seal()
             written = import_spool(self._db, self.spool_dir, wait_s)
+            if written:
+                self._status.note(None)
             self._sealed = False
             self._next_import = time.monotonic() + self.import_interval
             return written
@@ -202,22 +203,24 @@ class AuditStore(AuditReader):
                    or time.monotonic() >= self._next_import)
             if self._spool.seal():
                 self._sealed = True
-            if self.unavailable:
+            failing = self._status.code == FAILING
+            if self.unavailable and not failing:  # reachable again? (raises if not)
                 with self._db.connection(BACKGROUND_WAIT_S, self.spool_dir):
-                    self.unavailable = ""
-            if due:
+                    self._status.note(None)
+            if due or failing:
                 self._import(BACKGROUND_WAIT_S)
+                self._status.note(None)  # whatever failed before went through
         except AuditDatabaseDamaged as e:
-            self._note_unavailable(e)
+            self._status.note(e)
             self._next_try = time.monotonic() + DAMAGED_RETRY_S
         except AuditDatabaseBusy as e:
             # held for longer than one import (an older Folio, a long console query); our
             # segments are sealed, so whichever process gets the file next imports them too
-            self.unavailable = str(e)
+            self._status.note(e)
             self._next_try = time.monotonic() + BUSY_RETRY_S
-        except Exception:  # keep the writer alive; the entries are safe in the spool
-            log.exception("audit writer: import failed; entries stay in %s", self.spool_dir)
-            self._next_try = time.monotonic() + BUSY_RETRY_S
+        except Exception as e:  # keep the writer alive; the entries are safe in the spool
+            self._status.note(e)
+            self._next_try = time.monotonic() + FAILING_RETRY_S
 
     @contextmanager
     def _reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -228,10 +231,21 @@ class AuditStore(AuditReader):
             with self._db.connection(self._lock_timeout_s, self.spool_dir, write=False) as con:
                 try:
                     yield con
-                except DAMAGE_ERRORS as e:  # the catalog read, but these blocks cannot be
-                    if str(self.db_path) not in str(e):
+                except duckdb.Error as e:  # the catalog read, but these blocks cannot be
+                    if not (is_damage(e) or isinstance(e, DAMAGE_ERRORS)
+                            and str(self.db_path) in str(e)):
                         raise
                     raise damaged_error(self.db_path, e, self.spool_dir) from e
+
+    def _read(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """A read that meets a damaged file moves it aside and reads the new one (with every
+        spooled answer) instead of failing."""
+        try:
+            return super()._read(work)
+        except AuditDatabaseDamaged as e:
+            if not self._db.heal(e.__cause__ or e, self._db.attached):
+                raise
+        return super()._read(work)
 
     @contextmanager
     def _maintaining(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -256,9 +270,5 @@ class AuditStore(AuditReader):
                           book_id: str | None = None) -> pd.DataFrame:
         """Reviewers' read-only SQL over the table and the spooled rows; raises AuditError saying
         why a query is refused. With book_id, the view `book_logs` holds that book's rows."""
-        check_statement(sql)
-        with self._db.connection(self._lock_timeout_s, self.spool_dir, write=False):
-            pass  # migrated, and not damaged: the console's child attaches it read-only
-        return run_console_query(self.db_path, self.archive_dir, sql, max_rows, timeout_s,
-                                 wait_s=self._lock_timeout_s, book_id=book_id,
-                                 spool_files=spool_files(self.spool_dir))
+        return run_store_console(self._db, self.spool_dir, self.archive_dir, sql, max_rows,
+                                 timeout_s, self._lock_timeout_s, book_id)

@@ -73,14 +73,14 @@ def save_upload(name: str, raw: bytes, library: Path) -> Path:
 def _remember_title(folder: Path) -> None:
     """A document's own title (its metadata) kept in the book's folio.toml, so the book is
     named by it before it is indexed, not by its file's name."""
-    import tomli_w
+    import tomlkit
 
     from rag.book.parse import parse_book
     from rag.book.structure import FOLIO_SETTINGS
 
     title = parse_book(folder).title
     if title:
-        (folder / FOLIO_SETTINGS).write_text(tomli_w.dumps({"book": {"title": title}}),
+        (folder / FOLIO_SETTINGS).write_text(tomlkit.dumps({"book": {"title": title}}),
                                              encoding="utf-8")
 
 

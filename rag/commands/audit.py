@@ -8,6 +8,7 @@ it is raised as InputError (exit 2) with one sentence saying what to do.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ import pandas as pd
 
 from rag.answer.query_types import QUERY_TYPES
 from rag.audit.queries import AuditReader
+from rag.audit.safe_text import for_terminal, json_for_terminal
 from rag.audit.store import (
     STATUSES,
     AuditDatabaseBusy,
@@ -27,7 +29,6 @@ from rag.audit.store import (
     AuditStore,
     SpoolSnapshot,
 )
-from rag.commands.common import print_json
 from rag.config import load_settings
 from rag.config.identity import book_id_for
 from rag.errors import AuditError, InputError
@@ -153,7 +154,7 @@ def run_stats(args: argparse.Namespace) -> int:
     with _reader(args) as (reader, archive):
         stats = reader.stats(_filters(args), include_archive=archive)
     if args.json:
-        print_json({k: stats[k] for k in STATS_KEYS})
+        _print_json({k: stats[k] for k in STATS_KEYS})
         return 0
     for key in STATS_KEYS:
         print(f"{key:>16}: {'' if stats[key] is None else stats[key]}")
@@ -166,12 +167,13 @@ def run_list(args: argparse.Namespace) -> int:
     with _reader(args) as (reader, archive):
         df = reader.query_logs(_filters(args), limit=args.limit, include_archive=archive)
     if args.json:
-        print_json(_records(df))
+        _print_json(_records(df))
         return 0
     for row in df.itertuples():
         conf = "" if pd.isna(row.confidence_score) else f"{row.confidence_score:.2f}"
+        question = for_terminal((row.user_query_text or "")[:60])  # an API client wrote it
         print(f"{row.timestamp:%Y-%m-%d %H:%M:%S}  {row.status:<8} {conf:>5}  "
-              f"{(row.user_query_text or '')[:60]:<60}  {row.log_id}")
+              f"{question:<60}  {for_terminal(str(row.log_id))}")
     print(f"{len(df)} entries shown", file=sys.stderr)
     return 0
 
@@ -182,7 +184,7 @@ def run_show(args: argparse.Namespace) -> int:
     if record is None:
         raise InputError(f"No audit entry has log_id {args.log_id!r}; find one with "
                          f"`python -m rag audit list`.")
-    print_json(record)
+    _print_json(record)
     return 0
 
 
@@ -212,11 +214,13 @@ def run_sql(args: argparse.Namespace) -> int:
         df = store.run_console_query(args.query, max_rows=args.max_rows,
                                      book_id=load_settings().book_id)
     if args.json:
-        print_json(_records(df))
+        _print_json(_records(df))
     else:
+        shown = df.rename(columns=lambda c: for_terminal(str(c))).map(
+            lambda v: for_terminal(v) if isinstance(v, str) else v)
         with pd.option_context("display.max_columns", None, "display.width", 200,
                                "display.max_colwidth", 60):
-            print(df.to_string(index=False))
+            print(shown.to_string(index=False))
     if df.attrs.get("truncated"):
         print(f"note: only the first {args.max_rows} rows are shown (--max-rows).",
               file=sys.stderr)
@@ -228,6 +232,12 @@ def run_flush(args: argparse.Namespace) -> int:
         rows = store.flush()
     print(f"imported {rows} spooled entries into {store.db_path}")
     return 0
+
+
+def _print_json(data: Any) -> None:
+    """JSON on stdout with no character a terminal would act on (logged questions come from
+    API clients): json escapes C0 itself, rag.audit.safe_text the rest."""
+    print(json_for_terminal(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:

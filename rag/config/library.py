@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomli_w
+import tomlkit
 
 from rag.book.listing import list_book_files
 from rag.book.parse import book_id_for
@@ -82,7 +82,7 @@ def add_folder(folder: Path, library: Path) -> BookEntry:
     paths = [p for p in _registered(library) if p.resolve() != folder] + [folder]
     library.mkdir(parents=True, exist_ok=True)
     temporary = library / f".{REGISTRY}.tmp"
-    temporary.write_text(tomli_w.dumps({"book": [{"path": str(p)} for p in paths]}),
+    temporary.write_text(tomlkit.dumps({"book": [{"path": str(p)} for p in paths]}),
                          encoding="utf-8")
     os.replace(temporary, library / REGISTRY)
     return BookEntry(book_id, folder, "added")

@@ -13,13 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from rag.book.frontmatter import load_bounded
 from rag.config import PROJECT_ROOT
 from rag.errors import InputError
 from rag.tuning.metrics import match_mask
-from rag.tuning.questions import FIELDS, Question, parse_csv_questions, parse_yaml_questions
+from rag.tuning.questions import (
+    FIELDS,
+    MAX_SET_BYTES,
+    Question,
+    load_set_yaml,
+    parse_csv_questions,
+    parse_yaml_questions,
+)
 
 EVAL_DIR_ENV = "RAG_EVAL_DIR"
 SUFFIXES = (".yaml", ".yml", ".csv")
@@ -46,8 +50,8 @@ def best_set_for(paths: Sequence[Path], section_refs: Iterable[str]) -> Path | N
     best, best_hits = None, 0
     for path in paths:
         try:
-            questions = parse_question_text(path.read_text(encoding="utf-8-sig"), path.name)
-        except (InputError, OSError, UnicodeDecodeError):
+            questions = parse_question_text(read_set_file(path), path.name)
+        except InputError:
             continue
         entries = [e for q in questions for e in q.expected_sections]
         hits = sum(1 for e in entries if any(match_mask((e,), r) for r in refs))
@@ -56,7 +60,23 @@ def best_set_for(paths: Sequence[Path], section_refs: Iterable[str]) -> Path | N
     return best or (paths[0] if paths else None)
 
 
+def read_set_file(path: Path) -> str:
+    """A set file's text, its size checked before a byte is read."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_SET_BYTES:
+            raise InputError(f"{path.name}: the file is {size:,} bytes; the limit is "
+                             f"{MAX_SET_BYTES:,}. Split the question set into smaller files.")
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path.name} cannot be read ({e.strerror}).") from e
+    return decode_upload(data, path.name)
+
+
 def decode_upload(data: bytes, name: str) -> str:
+    if len(data) > MAX_SET_BYTES:  # refused before it is decoded, let alone parsed
+        raise InputError(f"{name}: the file is {len(data):,} bytes; the limit is "
+                         f"{MAX_SET_BYTES:,}. Split the question set into smaller files.")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -122,13 +142,13 @@ def read_header(text: str, name: str) -> dict[str, Any]:
     if Path(name).suffix.lower() not in (".yaml", ".yml"):
         return {}
     try:
-        data = load_bounded(text)
-    except yaml.YAMLError:
+        data = load_set_yaml(text, name)
+    except InputError:
         return {}
     if not isinstance(data, dict):
         return {}
     return {str(k): v for k, v in data.items()
-            if k != "questions" and isinstance(v, str | int | float | bool)}
+            if k not in ("questions", "__line__") and isinstance(v, str | int | float | bool)}
 
 
 def target_path(folder: Path, name: str) -> Path:

@@ -1,15 +1,27 @@
 """Apply tuned retrieval settings and confidence gates to data/settings.toml, keeping what they
-replace as history."""
+replace as history.
+
+The file is edited in place with tomlkit, which keeps every comment, blank line and key order
+of data/settings.toml (tomli_w, used before, wrote the values back without a comment but the
+opening block). Kept here because tomlkit does not do it: checking the values against Folio's
+settings before anything is written (rag.config's read_settings_file), a blank line after each
+table it adds, and the write itself: atomic (a reader sees the old file or the new), with the
+file's mode, never over a read-only file, and no `.tmp` left behind when it fails.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import tomli_w
+import tomlkit
+from tomlkit.items import AoT, Table
+from tomlkit.toml_document import TOMLDocument
 
 from rag.config import EmbedderDefaults, read_settings_file
 from rag.errors import ConfigError
@@ -18,16 +30,33 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_GATE_ANSWER = EmbedderDefaults(threshold=0.0).gate_answer
 
 
-def _leading_comments(path: Path) -> str:
-    """The file's opening comment block: tomli_w writes no comments, so keep at least this."""
-    if not path.is_file():
-        return ""
-    lines = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            break
-        lines.append(line)
-    return "\n".join(lines) + "\n\n" if lines else ""
+def _spaced(table: Table) -> Table:
+    """The table followed by a blank line, as the file's own tables are (tomlkit adds none)."""
+    if not table.is_super_table() and not table.as_string().endswith("\n\n"):
+        table.add(tomlkit.nl())  # a super table (only [a.b] headers) has no body of its own
+    return table
+
+
+def _table(parent: Any, key: str) -> Any:
+    """parent[key], a new table when absent: setdefault would hand back the plain dict it was
+    given, not the table tomlkit stored."""
+    if key not in parent:
+        parent[key] = tomlkit.table()
+    return parent[key]
+
+
+def _tables(container: Any) -> Iterator[Table]:
+    """Every table in the document, nested ones and [[array]] entries included."""
+    for value in container.values():
+        for table in value if isinstance(value, AoT) else [value]:
+            if isinstance(table, Table):
+                yield table
+                yield from _tables(table)
+
+
+def _plain_value(value: Any) -> Any:
+    """A tomlkit item as the Python value it holds (history entries are returned to callers)."""
+    return value.unwrap() if hasattr(value, "unwrap") else value
 
 
 def describe_source(provenance: dict[str, Any]) -> str:
@@ -86,20 +115,63 @@ def _rewrite(settings_file: Path, embedder: str, provenance: dict[str, Any],
     if not NAME_RE.match(embedder):
         raise ConfigError(f"Embedder name {embedder!r} must be letters, digits, - or _.")
     path = Path(settings_file)
-    data = read_settings_file(path)
-    spec = data.setdefault("embedders", {}).setdefault(embedder, {})
+    read_settings_file(path)  # a file that is not valid, or not Folio's, is refused as it is
+    doc = _document(path)
+    spec = _table(_table(doc, "embedders"), embedder)
     today = str(provenance.get("date") or dt.date.today().isoformat())
     dated = {**provenance, "date": today}
-    entry = {"date": today, "embedder": embedder, **change(data, spec, dated),
+    existing = {id(t) for t in _tables(doc)}
+    changed = {k: _plain_value(v) for k, v in change(doc, spec, dated).items()}
+    for table in _tables(doc):
+        if id(table) not in existing:
+            _spaced(table)
+    entry = {"date": today, "embedder": embedder, **changed,
              **{k: _plain(v) for k, v in provenance.items() if v is not None and k != "date"}}
-    history = data.pop("history", [])
-    data["history"] = [*history, entry]  # last, so [[history]] tables follow the settings
-    text = _leading_comments(path) + tomli_w.dumps(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    _append_history(doc, entry)
+    _write(path, tomlkit.dumps(doc))
     return entry
+
+
+def _document(path: Path) -> TOMLDocument:
+    if not path.is_file():
+        return tomlkit.document()
+    return tomlkit.parse(path.read_text(encoding="utf-8"))
+
+
+def _append_history(doc: TOMLDocument, entry: dict[str, Any]) -> None:
+    """One more [[history]] table, after the last one (the file keeps them last)."""
+    if "history" not in doc:
+        if doc.body and isinstance(doc.body[-1][1], Table):
+            _spaced(doc.body[-1][1])
+        doc.add("history", tomlkit.aot())
+    history = doc["history"]
+    if len(history):
+        _spaced(history[-1])
+    history.append(entry)
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file atomically with its own mode; refuse a read-only one (its owner made
+    it so: the rename would replace it regardless), and leave no temporary file on failure."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    if mode is not None and not mode & stat.S_IWUSR:
+        raise ConfigError(f"{path} is read-only, so nothing was applied. Make it writable "
+                          f"(chmod u+w {path}) or point RAG_SETTINGS at a writable copy.")
+    tmp = path.with_name(f"{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"{path} could not be written ({e.strerror or e}), so nothing was "
+                          "applied; the file is unchanged. Free some disk space or check the "
+                          "folder's permissions, then apply again.") from e
 
 
 def write_settings(settings_file: Path, w_dense: float, threshold: float, embedder: str,
@@ -113,7 +185,7 @@ def write_settings(settings_file: Path, w_dense: float, threshold: float, embedd
 
     def change(data: dict[str, Any], spec: dict[str, Any], dated: dict[str, Any]
                ) -> dict[str, Any]:
-        retrieval = data.setdefault("retrieval", {})
+        retrieval = _table(data, "retrieval")
         entry = {"previous_w_dense": retrieval.get("w_dense", ""),
                  "previous_threshold": spec.get("threshold", ""),
                  "previous_source": spec.get("source", ""),
@@ -147,11 +219,13 @@ def write_type_points(settings_file: Path, points: dict[str, dict[str, float]], 
 
     def change(data: dict[str, Any], spec: dict[str, Any], dated: dict[str, Any]
                ) -> dict[str, Any]:
-        retrieval = data.setdefault("retrieval", {})
+        retrieval = _table(data, "retrieval")
         previous = retrieval.get("types", {})
-        retrieval["types"] = {k: {"w_dense": round(float(p["w_dense"]), 4),
-                                  "threshold": round(float(p["threshold"]), 4)}
-                              for k, p in points.items()}
+        types = tomlkit.table(is_super_table=True)
+        for kind, point in points.items():
+            types[kind] = {"w_dense": round(float(point["w_dense"]), 4),
+                           "threshold": round(float(point["threshold"]), 4)}
+        retrieval["types"] = types
         return {"previous_types": ", ".join(sorted(previous)) or "none",
                 "types": ", ".join(f"{k} {p['w_dense']:.2f}/{p['threshold']:.2f}"
                                    for k, p in retrieval["types"].items()) or "none"}

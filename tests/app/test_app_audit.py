@@ -3,6 +3,7 @@ recorded for it; the SQL console refuses writes; a busy or broken audit file bre
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 
@@ -86,17 +87,23 @@ def test_the_sql_console_refuses_a_write_and_runs_a_read(asked):
     assert int(result.iloc[0]["n"]) >= 1
 
 
-def test_an_unreadable_audit_file_is_a_message_and_the_chat_still_answers(
+def test_a_damaged_audit_file_is_moved_aside_and_the_chat_is_still_audited(
         sample_settings, sample_index, monkeypatch, tmp_path):
+    """Issue 43, item 9: the chat answered unaudited and the explorer could not open, before."""
     broken = tmp_path / "audit.duckdb"
     broken.write_text("this is not a DuckDB file")
+    os.utime(broken, (0, 0))  # not a file DuckDB is creating right now
     at = open_app(monkeypatch, sample_settings.index_dir, broken)
-    assert any("not being audited" in c.value for c in at.caption)
-    ask(at, "What does an incremental encoder output?")
+    assert not any("not being audited" in c.value for c in at.caption)
+    question = f"What does an incremental encoder output? ({uuid.uuid4().hex[:6]})"
+    ask(at, question)
     assert "**Sources**" in markdown_text(at)
     at.switch_page("pages/audit.py").run()
-    assert not at.exception
-    assert any("audit log cannot be opened" in e.value for e in at.error)
+    assert not at.exception, at.exception
+    (moved,) = tmp_path.glob("audit.duckdb.damaged-*")
+    assert moved.read_text() == "this is not a DuckDB file"
+    assert any(f"moved to `{moved}`" in w.value for w in at.warning)
+    assert question in list(log_frame(at)["user_query_text"])
 
 
 def test_a_busy_audit_file_keeps_answers_and_shows_the_spool(

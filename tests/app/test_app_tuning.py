@@ -237,6 +237,27 @@ def test_applying_a_worse_point_asks_first_and_cancel_writes_nothing(swept, dire
     assert Path(env["RAG_SETTINGS"]).read_text(encoding="utf-8") == before
 
 
+def test_apply_to_a_read_only_settings_file_is_a_message_and_writes_nothing(swept, direct):
+    """Issue 43 (low): Apply replaced a read-only settings.toml (the rename ignores its mode)."""
+    at, env = swept
+    s, _, _ = direct
+    path = Path(env["RAG_SETTINGS"])
+    before = path.read_text(encoding="utf-8")
+    path.chmod(0o444)
+    try:
+        move_to(at, *((0.8, 0.4) if (s.w_dense, s.threshold) != (0.8, 0.4) else (0.75, 0.45)))
+        next(b for b in at.button if b.key == "tuning_apply").click().run()
+        if confirmation(at):
+            next(b for b in at.button if b.key == "tuning_apply_confirm").click().run()
+        assert not at.exception, at.exception
+        assert any("is read-only, so nothing was applied" in e.value for e in at.error), \
+            [e.value for e in at.error]
+        assert path.read_text(encoding="utf-8") == before and path.stat().st_mode & 0o777 == 0o444
+        assert not path.with_name("settings.toml.tmp").exists()
+    finally:
+        path.chmod(0o644)
+
+
 def test_apply_writes_the_settings_file_and_the_app_reads_it(swept, direct):
     at, env = swept
     s, result, _ = direct
@@ -264,6 +285,7 @@ def test_apply_writes_the_settings_file_and_the_app_reads_it(swept, direct):
     assert entry["question_set"].endswith("questions.yaml")
     assert entry["f1"] == pytest.approx(result.at(w, t)["f1"])
     assert data["book"]["title"] == "Foundations of Physical AI"  # other keys kept
+    assert "# Questions per minute per client" in path.read_text(encoding="utf-8")  # comments
     history = frame_with(at, "previous_w_dense", "previous_threshold")
     assert (history.iloc[0]["w_dense"], history.iloc[0]["threshold"]) == (w, t)
     assert any(f"Dense {w:.2f} · BM25 {1 - w:.2f} · threshold {t:.2f}" in c.value
@@ -284,6 +306,19 @@ def test_an_invalid_upload_names_the_line(sample_settings, sample_index, monkeyp
         ("wide.csv", b"question,expected_sections\nWhat is an IMU?,a#b,extra\n", "text/csv")).run()
     assert any(e.value.startswith("wide.csv, line 2: more values than header columns")
                for e in at.error), [e.value for e in at.error]
+
+
+def test_a_number_too_long_in_an_upload_is_a_message(sample_settings, sample_index, monkeypatch,
+                                                    tmp_path):
+    """Issue 43, item 10: a 5,000-digit `in_scope` raised ValueError through the page."""
+    at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb",
+                workspace(tmp_path / "work", SMALL_SET))
+    at.selectbox(key="tuning_set").set_value(UPLOAD).run()
+    huge = SMALL_SET.replace("in_scope: false", "in_scope: " + "9" * 5000)
+    at.file_uploader(key="tuning_upload").upload("huge.yaml", huge.encode(), "text/yaml").run()
+    assert not at.exception, at.exception
+    assert any("huge.yaml, line 10: a number with 5,000 digits" in e.value for e in at.error), \
+        [e.value for e in at.error]
 
 
 def test_edits_are_checked_by_row_kept_on_error_and_saved(sample_settings, sample_index,

@@ -8,7 +8,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from rag.audit.console import open_console
+from rag.audit.console import check_statement, open_console
 from rag.audit.store import AuditStore
 from rag.errors import AuditError
 from tests.builders import make_response
@@ -79,6 +79,13 @@ def test_archived_rows_are_visible_through_audit_archive_and_audit_all(store):
     ('SELECT * FROM "read_csv"(\'/etc/passwd\')', "read_csv()"),
     ("SELECT * FROM read_csv /* a comment */ ('/etc/passwd')", "read_csv()"),
     ("SELECT 1; SELECT 2", "exactly one statement; this has 2"),
+    ("CREATE TABLE t AS PIVOT audit_logs ON status", "CREATE statements are refused"),
+    ("COPY (PIVOT audit_logs ON status) TO '/tmp/leak.csv'", "COPY and EXPORT are refused"),
+    ("INSERT INTO audit_logs PIVOT audit_logs ON status", "INSERT statements are refused"),
+    ("WITH p AS (PIVOT audit_logs ON status) INSERT INTO audit_logs SELECT * FROM p",
+     "INSERT inside a query is refused"),
+    ("WITH d AS (DELETE FROM audit_logs RETURNING *) SELECT * FROM d",
+     "DELETE inside a query is refused"),
     ("SELECT 1; DROP TABLE audit_logs", "exactly one statement"),
     ("   ", "the query is empty"),
 ])
@@ -87,6 +94,34 @@ def test_refused_statements_say_why(store, sql, reason):
         store.run_console_query(sql)
     assert reason in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE TABLE t AS PIVOT audit_logs ON status",
+    "COPY (PIVOT audit_logs ON status) TO '/tmp/leak.csv'",
+    "INSERT INTO audit_logs PIVOT audit_logs ON status",
+    "SET VARIABLE v = (SELECT count(*) FROM (PIVOT audit_logs ON status))",
+    "EXPLAIN CREATE TABLE t AS PIVOT audit_logs ON status",
+    "WITH d AS (DELETE FROM audit_logs RETURNING *) SELECT * FROM d",
+])
+def test_writes_wrapped_around_a_read_fail_the_first_check(sql):
+    """Issue 43 (low): these parse as PIVOT's MULTI or as a SELECT; only the sandbox stopped
+    them, with DuckDB's words, before."""
+    with pytest.raises(AuditError, match="^Query refused: "):
+        check_statement(sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM (PIVOT audit_logs ON status)",
+    "WITH p AS (PIVOT audit_logs ON status) SELECT * FROM p",
+    "SELECT count(*) AS n FROM audit_logs /* a /* nested */ read_csv('x') */",
+    "SELECT count(*) AS n FROM audit_logs WHERE status <> e'read_csv(\\'x\\')'",
+    'SELECT count(*) AS "delete" FROM audit_logs',
+])
+def test_reads_that_look_like_writes_or_files_run(store, sql):
+    """DuckDB's own tokenizer decides what is a comment or a literal (a nested comment ended at
+    the first */ for the hand-made lexer, which refused the first of these)."""
+    assert not store.run_console_query(sql).empty
 
 
 def test_unparseable_sql_gets_the_parser_message(store):

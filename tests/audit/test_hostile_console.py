@@ -142,3 +142,45 @@ def test_the_sandbox_writes_nothing_even_when_the_check_is_bypassed(store, targe
                       f"COPY (SELECT 2 AS a) TO '{paths[target]}' (USE_TMP_FILE false)", 10, 5.0)
     assert before == {p: open(p, "rb").read() for p in before}
     assert not (store.archive_dir / "leak.parquet").exists()
+
+
+@pytest.fixture()
+def pending_store(tmp_path):
+    """Archived rows, imported rows, and rows still in a live spool segment."""
+    db = tmp_path / "folder-with-a-server-path" / "audit.duckdb"
+    db.parent.mkdir()
+    with AuditStore(db) as store:
+        store.record(make_response("archived", timestamp=datetime.now(UTC) - timedelta(days=200)))
+        store.record(make_response("imported"))
+        store.archive(90)
+    store = AuditStore(db, flush_interval=3600, import_interval_s=3600)
+    store.record(make_response("still spooled"))
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT view_definition FROM information_schema.views",
+    "SELECT * FROM information_schema.tables",
+    "SELECT * FROM information_schema.schemata",
+    "SELECT * FROM information_schema.columns",
+    "SELECT * FROM sqlite_master",
+    "EXPLAIN SELECT * FROM audit_all",
+    "SELECT DISTINCT filename FROM _audit_pending",
+    "SELECT * FROM _audit_pending",
+    "SELECT * FROM audit_all",
+])
+def test_the_console_never_shows_a_server_path(pending_store, sql):
+    """Issue 43, item 14: the view definitions named the archive's files, and the pending rows
+    their spool segments, by absolute path."""
+    try:
+        shown = pending_store.run_console_query(sql, max_rows=10_000).to_csv()
+    except AuditError as e:
+        shown = str(e)
+    assert "folder-with-a-server-path" not in shown
+    assert str(pending_store.db_path.parent.parent) not in shown
+
+
+def test_every_row_is_still_in_audit_all(pending_store):
+    frame = pending_store.run_console_query("SELECT user_query_text FROM audit_all")
+    assert sorted(frame["user_query_text"]) == ["archived", "imported", "still spooled"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 
 import duckdb
@@ -10,6 +11,7 @@ import pytest
 from rag.audit.schema import COLUMNS, MIGRATIONS, MIGRATIONS_TABLE, apply_migrations
 from rag.audit.store import AuditStore
 from rag.errors import AuditError
+from tests.builders import make_response
 
 
 def test_a_new_file_records_every_migration_by_name(tmp_path):
@@ -62,8 +64,15 @@ def test_import_column_types_match_the_migrated_table(tmp_path):
     assert described == list(COLUMNS)
 
 
-def test_a_file_that_is_not_duckdb_gets_a_sentence_not_a_traceback(tmp_path):
+def test_a_file_that_is_not_duckdb_is_moved_aside_once_it_cannot_be_one_being_created(tmp_path):
+    """Not DuckDB and written seconds ago, it may be a file DuckDB is creating: answers wait in
+    the spool; older, it is moved aside (rag.audit.damage) and a new file takes them."""
     db = tmp_path / "audit.duckdb"
     db.write_text("not a database")
-    with pytest.raises(AuditError, match="cannot be opened.*move it aside"):
-        AuditStore(db)
+    with AuditStore(db) as store:
+        log_id = store.record(make_response("kept in the spool"))
+        assert store.state().code == "damaged" and "not a valid DuckDB" in store.unavailable
+        assert db.read_text() == "not a database"
+        os.utime(db, (0, 0))
+        assert store.flush() == 1 and store.get_log(log_id) is not None
+    assert len(list(tmp_path.glob("audit.duckdb.damaged-*"))) == 1

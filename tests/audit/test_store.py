@@ -197,7 +197,7 @@ def test_a_segment_imported_twice_adds_no_duplicates(db, tmp_path):
     assert sorted(r["log_id"] for r in rows_of(db)) == sorted(ids)
 
 
-def test_torn_last_line_is_skipped_and_repeated_lines_stored_once(db):
+def test_torn_last_line_is_quarantined_and_repeated_lines_stored_once(db):
     spool = db.parent / "audit.spool"
     with AuditStore(db, flush_interval=60) as store:
         log_id = store.record(make_response())
@@ -208,10 +208,12 @@ def test_torn_last_line_is_skipped_and_repeated_lines_stored_once(db):
             f.write(line)
             f.write(b'{"log_id": "torn", "status": "succ')  # the writer died mid-line
         store.flush()
+        kept = (spool / "quarantine" / f"{segment.name}.bad").read_bytes()
     assert [r["log_id"] for r in rows_of(db)] == [log_id]
+    assert kept == b'{"log_id": "torn", "status": "succ\n'
 
 
-def test_rows_duckdb_refuses_are_kept_in_a_reject_file(db):
+def test_rows_lacking_a_required_column_are_quarantined(db):
     spool = db.parent / "audit.spool"
     spool.mkdir()
     good = {"log_id": "ok", "timestamp": "2025-01-01T00:00:00", "status": "success",
@@ -222,7 +224,8 @@ def test_rows_duckdb_refuses_are_kept_in_a_reject_file(db):
     with AuditStore(db) as store:
         assert store.flush() == 1
     assert [r["log_id"] for r in rows_of(db)] == ["ok"]
-    assert '"bad"' in (spool / "rejected.jsonl.bad").read_text()
+    kept = (spool / "quarantine" / f"0-dead{SEGMENT_SUFFIX}.bad").read_text()
+    assert json.loads(kept) == bad
 
 
 def test_record_after_close_raises_and_close_is_idempotent(db):

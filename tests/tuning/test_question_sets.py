@@ -14,6 +14,8 @@ from rag.tuning.question_sets import (
     eval_dir,
     list_question_sets,
     parse_question_text,
+    read_header,
+    read_set_file,
     save_question_set,
     serialize_questions,
     target_path,
@@ -117,3 +119,32 @@ def test_the_default_set_is_the_one_written_for_this_book(tmp_path):
     assert best_set_for(paths, ["pid-control#integral", "pid-control#tuning"]) == mine
     assert best_set_for(paths, ["unrelated#x"]) == other  # nothing matches: the first
     assert best_set_for([], ["pid-control#integral"]) is None
+
+
+HUGE_NUMBER_SET = "questions:\n  - question: Hi?\n    in_scope: " + "9" * 5000 + "\n"
+
+
+def test_a_number_too_long_gets_a_message_on_every_path_the_tuning_page_takes():
+    """Issue 43, item 10: the page parses a picked or uploaded set, then on failure opens it
+    best-effort in the editor and reads its header; each raised ValueError on this set."""
+    message = "x.yaml, line 3: a number with 5,000 digits"
+    with pytest.raises(InputError, match=message):
+        parse_question_text(HUGE_NUMBER_SET, "x.yaml")
+    with pytest.raises(InputError, match=message):
+        editable_frame(HUGE_NUMBER_SET, "x.yaml")
+    assert read_header(HUGE_NUMBER_SET, "x.yaml") == {}
+    assert read_header('generated: offline\ndate: "2026-01-02"\nquestions: []\n', "x.yaml") == {
+        "generated": "offline", "date": "2026-01-02"}
+
+
+def test_set_files_and_uploads_are_refused_by_size_before_they_are_read(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * 2_000_001)
+    with pytest.raises(InputError, match="big.yaml: the file is 2,000,001 bytes; the limit is "
+                                         "2,000,000. Split the question set"):
+        read_set_file(big)
+    with pytest.raises(InputError, match="up.yaml: the file is 2,000,001 bytes"):
+        decode_upload(b"#" * 2_000_001, "up.yaml")
+    small = save_question_set(SET, tmp_path / "small.yaml")
+    assert read_set_file(small) == small.read_text(encoding="utf-8")
+    assert best_set_for([big, small], ["proprioceptive-sensing#imu-errors"]) == small

@@ -189,14 +189,42 @@ def test_an_alias_bomb_is_refused_with_its_line(key: str) -> None:
 def test_deep_nesting_and_size_and_count_limits_are_refused() -> None:
     with pytest.raises(InputError, match="line 1: lists or mappings nested deeper than 20"):
         parse_yaml_questions("- question: " + "[" * 5000 + "]" * 5000 + "\n", "deep.yaml")
-    with pytest.raises(InputError, match="the limit is 5,000,000. Split the question set"):
-        parse_yaml_questions("#" * 5_000_001, "big.yaml")
-    rows = "".join(f"- question: q{i}?\n  in_scope: false\n" for i in range(20_001))
-    with pytest.raises(InputError, match="20,001 questions; the limit is 20,000"):
+    with pytest.raises(InputError, match="the limit is 2,000,000. Split the question set"):
+        parse_yaml_questions("#" * 2_000_001, "big.yaml")
+    rows = "".join(f"- question: q{i}?\n  in_scope: false\n" for i in range(5_001))
+    with pytest.raises(InputError, match="5,001 questions; the limit is 5,000"):
         parse_yaml_questions(rows, "many.yaml")
-    csv_rows = "question,in_scope\n" + "".join(f"q{i}?,false\n" for i in range(20_001))
-    with pytest.raises(InputError, match="20,001 questions; the limit is 20,000"):
+    csv_rows = "question,in_scope\n" + "".join(f"q{i}?,false\n" for i in range(5_001))
+    with pytest.raises(InputError, match="5,001 questions; the limit is 5,000"):
         parse_csv_questions(csv_rows, "many.csv")
+
+
+def test_many_small_values_are_refused_while_parsing_not_after() -> None:
+    """Issue 43, item 10: the bytes were capped but not the values, so 5 MB of `- a` parsed
+    1.25 million of them (140 s, 892 MB) before the question count refused it."""
+    with pytest.raises(InputError, match="big.yaml, line 199998: more than 200,000 values; a "
+                                         "question set holds at most 5,000 questions"):
+        parse_yaml_questions("- a\n" * 499_999, "big.yaml")  # just under 2,000,000 bytes
+    with pytest.raises(InputError, match="the file is 5,000,000 bytes; the limit is 2,000,000"):
+        parse_yaml_questions("- a\n" * 1_250_000, "big.yaml")
+
+
+@pytest.mark.parametrize("field", ["in_scope", "category", "id", "expected_sections"])
+def test_a_number_too_long_for_any_field_is_refused_with_its_line(field) -> None:
+    """A 5,000-digit number raised an uncaught ValueError (Python refuses to convert one)."""
+    text = f"- question: Hi?\n  {field}: {'9' * 5000}\n"
+    with pytest.raises(InputError) as caught:
+        parse_yaml_questions(text, "set.yaml")
+    assert str(caught.value) == ("set.yaml, line 2: a number with 5,000 digits; values are "
+                                 "true/false, text or numbers of at most 30 digits.")
+
+
+def test_numbers_a_field_can_hold_still_read() -> None:
+    (question,) = parse_yaml_questions("- question: Hi?\n  in_scope: 0\n  category: 2024\n"
+                                       "  id: 123456789012345678901234567890\n", "set.yaml")
+    assert question.in_scope is False and question.category == "2024"
+    with pytest.raises(InputError, match="`in_scope` must be true or false, not 7"):
+        parse_yaml_questions("- question: Hi?\n  in_scope: 7\n", "set.yaml")
 
 
 MEASURED_LOAD = """
@@ -211,6 +239,18 @@ except InputError as e:
     code = 2
 sys.exit(code)
 """
+
+
+def test_a_file_of_many_values_is_refused_in_bounded_time_and_memory(tmp_path) -> None:
+    (tmp_path / "ok.yaml").write_text(GOOD_YAML)
+    (tmp_path / "many.yaml").write_text("- a\n" * 499_999)
+    (ok, _, ok_kb), (many, seconds, many_kb) = [
+        run_measured(str(tmp_path / name), code=MEASURED_LOAD, timeout=120)
+        for name in ("ok.yaml", "many.yaml")]
+    print(f"normal {ok_kb // 1024} MB; 2 MB of '- a': {seconds:.2f} s {many_kb // 1024} MB")
+    assert ok.returncode == 0 and many.returncode == 2 and "Traceback" not in many.stderr
+    assert "more than 200,000 values" in many.stdout
+    assert seconds < 30 and many_kb - ok_kb < 150 * 1024
 
 
 def test_an_alias_bomb_file_is_refused_in_bounded_time_and_memory(tmp_path) -> None:

@@ -16,6 +16,7 @@ from pages.components.common.tables import build_filters, kpi_values
 from rag.answer.guardrails import REASON_CODES
 from rag.answer.query_types import QUERY_TYPES, TYPE_LABELS
 from rag.audit.filters import STATUSES, AuditFilters
+from rag.audit.state import DAMAGED, FAILING
 from rag.config import Settings
 from rag.errors import AuditError
 from rag.providers.registry import LLMS
@@ -47,34 +48,50 @@ def filters(reader, settings: Settings) -> AuditFilters:
     """The filter bar, this book preselected; values survive page switches."""
     today = datetime.now(UTC).date()
     with st.container(border=True):
-        row = st.columns([3, 2, 2, 2], gap="small")
+        # The date range gets 3/5 of a row: "2026/10/31 – 2026/11/29" and its calendar button
+        # need ~240 px; in 2/9 of the row it was cut to "2026/10/31 – 2026/11" in a 1400 px
+        # window and to its start date at 1100 (seen in Chromium); now whole down to 900.
+        row = st.columns([2, 3], gap="small")
         books = book_filter(reader, settings, "audit_book", row[0])
         days = row[1].date_input("Time range (UTC)", (today - timedelta(days=29), today),
                                  key="audit_days", persist_state="session")
-        modes = row[2].multiselect("Mode", MODES, format_func=MODE_NAMES.get, key="audit_modes",
+        row = st.columns(4, gap="small")
+        modes = row[0].multiselect("Mode", MODES, format_func=MODE_NAMES.get, key="audit_modes",
                                    persist_state="session", placeholder="All modes")
-        statuses = row[3].multiselect("Status", STATUSES, key="audit_statuses",
+        statuses = row[1].multiselect("Status", STATUSES, key="audit_statuses",
                                       persist_state="session", placeholder="All statuses")
-        row = st.columns([3, 2, 2, 2], gap="small")
-        providers = row[0].multiselect("Answerer", list(LLMS), key="audit_providers",
+        providers = row[2].multiselect("Answerer", list(LLMS), key="audit_providers",
                                        persist_state="session", placeholder="All answerers")
-        confidence = row[1].slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="audit_conf",
-                                   persist_state="session")
-        reasons = row[2].multiselect("Guardrail reason", REASON_CODES, key="audit_reasons",
+        reasons = row[3].multiselect("Guardrail reason", REASON_CODES, key="audit_reasons",
                                      persist_state="session", placeholder="Any or none")
-        text = row[3].text_input("Search questions and answers", key="audit_text",
-                                 persist_state="session", placeholder="e.g. encoder")
+        row = st.columns([2, 2, 2, 3], gap="small")  # the search box's label on one line
         types = row[0].multiselect("Question type", QUERY_TYPES, key="audit_types",
                                    format_func=TYPE_LABELS.get, persist_state="session",
                                    placeholder="All types")
         clients = row[1].multiselect("Client", _clients(reader), key="audit_clients",
                                      format_func=lambda c: c or "unknown (before clients)",
                                      persist_state="session", placeholder="All clients")
+        confidence = row[2].slider("Confidence", 0.0, 1.0, (0.0, 1.0), 0.05, key="audit_conf",
+                                   persist_state="session")
+        text = row[3].text_input("Search questions and answers", key="audit_text",
+                                 persist_state="session", placeholder="e.g. encoder")
     days = tuple(days) if isinstance(days, (tuple, list)) else (days,)
     chosen = build_filters(days if days else None, modes, statuses, confidence, reasons,
                            providers, text)
     return dataclasses.replace(chosen, books=books, query_types=tuple(types),
                                clients=tuple(clients))
+
+
+def state_notice(audit) -> None:
+    """What the store did or cannot do (rag.audit.state): a damaged file moved aside, or
+    answers waiting in the spool for a reason other than a busy file (which the read says)."""
+    state = audit.state()
+    if state.moved_aside:
+        st.warning(f"The audit file was damaged and was moved to `{state.moved_aside}` (kept, "
+                   "nothing deleted); a new one was started. Questions answered before the move "
+                   "are in the moved file.", icon=":material/build:")
+    if state.code in (DAMAGED, FAILING):
+        st.error(state.message, icon=":material/error:")
 
 
 def _clients(reader) -> list[str]:

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from rag.errors import InputError
-from rag.tuning.questions import FIELDS, Question, parse_yaml_questions
+from rag.tuning.questions import FIELDS, Question, load_set_yaml, parse_yaml_questions
 
 COLUMNS = (*FIELDS, "key_facts")  # key facts edited as one "; "-separated cell
 TABLE_SOURCE = "Edited table"  # errors read "Edited table, line 7: …" where 7 is the row number
@@ -57,10 +56,7 @@ def editable_frame(text: str, name: str) -> pd.DataFrame:
     if Path(name).suffix.lower() == ".csv":
         items = list(csv.DictReader(io.StringIO(text)))
     else:
-        try:
-            items = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise InputError(f"{name} cannot be read as YAML ({e}).") from e
+        items = load_set_yaml(text, name)  # bounded as a set is: a broken file may be a bomb
         if isinstance(items, dict):
             items = items.get("questions")
     if not isinstance(items, list) or not items:

@@ -21,6 +21,7 @@ from rag.tuning.question_sets import (
     list_question_sets,
     parse_question_text,
     read_header,
+    read_set_file,
     save_question_set,
     target_path,
 )
@@ -75,11 +76,7 @@ def _source(folder: Path, section_refs: list[str]) -> tuple[str, str, Path | Non
                               help=f"YAML or CSV files in {display_path(folder)}/")
     if choice != UPLOAD:
         path = folder / choice
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise InputError(f"{display_path(path)} cannot be read ({e.strerror}).") from e
-        return display_path(path), decode_upload(data, choice), path
+        return display_path(path), read_set_file(path), path
     with upload:
         uploaded = st.file_uploader("Upload a question set", type=["yaml", "yml", "csv"],
                                     key="tuning_upload",
