@@ -15,6 +15,7 @@ from rag.config import Settings, load_settings
 from rag.index.progress import DONE, STAGE_MESSAGES, STAGE_UNITS, Step, format_seconds
 
 LINE_SECONDS = 5.0  # between two progress lines when stderr is not a terminal
+QUIET_SECONDS = 2.0  # shorter runs show no progress: a fresh index, a failure on the first step
 
 
 def add_book_args(parser: argparse.ArgumentParser) -> None:
@@ -63,15 +64,19 @@ class Shown:
 class CliProgress:
     """The CLI's progress on stderr, whatever stderr is: a tqdm bar on a terminal; otherwise (a
     log file, a pipe, a CI job) a plain line at each stage and every LINE_SECONDS within one, so
-    a long ingest is never silent. Takes plain `(message, fraction)` reports (evaluation, tuning)
-    and an ingest's whole Steps (stage, counts, rate, time left: rag.index.progress)."""
+    a long ingest is never silent. Nothing is shown in a run's first `quiet` seconds, so a quick
+    one (a fresh index, an error on the first step) prints only its result. Takes plain
+    `(message, fraction)` reports (evaluation, tuning) and an ingest's whole Steps (stage,
+    counts, rate, time left: rag.index.progress)."""
 
-    def __init__(self, interval: float = LINE_SECONDS, clock=time.monotonic) -> None:
-        self.interval, self.clock = interval, clock
+    def __init__(self, interval: float = LINE_SECONDS, quiet: float = QUIET_SECONDS,
+                 clock=time.monotonic) -> None:
+        self.interval, self.quiet, self.clock = interval, quiet, clock
         self._bar = None
         self._lock = threading.Lock()
         self._started = self._printed = 0.0
         self._last: Shown | None = None
+        self._shown_any = False
         self._ticking: threading.Event | None = None
 
     def __call__(self, message: str, fraction: float) -> None:
@@ -88,13 +93,14 @@ class CliProgress:
     def _show(self, shown: Shown) -> None:
         with self._lock:
             if self._last is None:
-                self._started = shown.at
-            if sys.stderr.isatty():
-                self._draw(shown)
-            elif self._last is None or shown.stage != self._last.stage \
-                    or shown.fraction >= 1.0 or shown.at - self._printed >= self.interval:
-                self._print_line(shown, shown.at)
-            self._last = shown
+                self._started = self._printed = shown.at
+            previous, self._last = self._last, shown
+            if self._shown_any or shown.at - self._started >= self.quiet:
+                if sys.stderr.isatty():
+                    self._draw(shown)
+                elif not self._shown_any or shown.stage != previous.stage \
+                        or shown.fraction >= 1.0 or shown.at - self._printed >= self.interval:
+                    self._print_line(shown, shown.at)
         if shown.fraction >= 1.0:
             self._finish()
         else:
@@ -107,11 +113,12 @@ class CliProgress:
         self._bar.detail = shown.details_at(self.clock())
         self._bar.n = int(1000 * max(0.0, min(1.0, shown.fraction)))
         self._bar.refresh()
+        self._shown_any = True
 
     def _print_line(self, shown: Shown, now: float) -> None:
         sys.stderr.write(f"[{format_seconds(now - self._started)}] {shown.line(now)}\n")
         sys.stderr.flush()
-        self._printed = now
+        self._printed, self._shown_any = now, True
 
     def _start_ticking(self) -> None:
         """Between reports (a long parse, one slow batch) repeat the last line, or re-draw the
@@ -123,14 +130,19 @@ class CliProgress:
         def tick() -> None:
             while not stop.wait(self.interval):
                 with self._lock:
-                    if self._last is None:
+                    now = self.clock()
+                    if self._last is None or now - self._started < self.quiet:
                         continue
-                    if self._bar is not None:
+                    if sys.stderr.isatty():
                         self._draw(self._last)
-                    elif self.clock() - self._printed >= self.interval:
-                        self._print_line(self._last, self.clock())
+                    elif now - self._printed >= self.interval or not self._shown_any:
+                        self._print_line(self._last, now)
 
         threading.Thread(target=tick, name="folio-progress", daemon=True).start()
+
+    def close(self) -> None:
+        """Stop repeating and clear the bar, e.g. when the command failed midway."""
+        self._finish()
 
     def _finish(self) -> None:
         with self._lock:
@@ -140,7 +152,7 @@ class CliProgress:
             if self._bar is not None:
                 self._bar.close()
                 self._bar = None
-            self._last = None
+            self._last, self._shown_any = None, False
 
 
 def _detail_bar():

@@ -107,7 +107,7 @@ def step(stage: str, done: int, total: int, fraction: float, rate: float | None 
 
 def test_without_a_terminal_a_line_per_stage_and_every_few_seconds(capsys) -> None:
     clock = Clock()
-    progress = CliProgress(interval=5.0, clock=clock)
+    progress = CliProgress(interval=5.0, quiet=0.0, clock=clock)
     progress.step(step(READ, 0, 0, 0.0))
     progress.step(step(CHUNKS, 0, 300, 0.08))
     for done in range(10, 60, 10):  # a report a second: one line in five
@@ -123,8 +123,26 @@ def test_without_a_terminal_a_line_per_stage_and_every_few_seconds(capsys) -> No
     ]
 
 
+def test_a_quick_run_shows_no_progress_and_a_long_one_starts_late(capsys) -> None:
+    """A fresh index or an error on the first step prints only its result (the CLI's errors
+    start stderr); a run past the quiet seconds shows where it is from then on."""
+    clock = Clock()
+    quick = CliProgress(interval=5.0, quiet=2.0, clock=clock)
+    quick.step(step(READ, 0, 0, 0.0))
+    clock.now += 1
+    quick.step(step(DONE, 0, 0, 1.0))
+    assert capsys.readouterr().err == ""
+    slow = CliProgress(interval=5.0, quiet=2.0, clock=clock)
+    slow.step(step(READ, 0, 0, 0.0))
+    clock.now += 3
+    slow.step(step(CHUNKS, 0, 30, 0.08))
+    slow.step(step(DONE, 0, 0, 1.0))
+    assert capsys.readouterr().err.splitlines() == ["[3 s] Embedding chunks (8%): 0/30 chunks",
+                                                    "[3 s] Done (100%)"]
+
+
 def test_plain_reports_print_their_message_and_fraction(capsys) -> None:
-    progress = CliProgress(interval=5.0, clock=Clock())
+    progress = CliProgress(interval=5.0, quiet=0.0, clock=Clock())
     progress("Asking 3 questions", 0.25)
     progress("Done", 1.0)
     assert capsys.readouterr().err.splitlines() == ["[0 s] Asking 3 questions (25%)",
@@ -134,7 +152,7 @@ def test_plain_reports_print_their_message_and_fraction(capsys) -> None:
 def test_a_stage_without_reports_is_not_silent(capsys) -> None:
     """Between two reports (one slow batch, a long parse) the last line comes again, its time
     left moved on, every `interval` seconds of the real clock."""
-    progress = CliProgress(interval=0.05)
+    progress = CliProgress(interval=0.05, quiet=0.0)
     progress.step(step(CHUNKS, 1, 9, 0.2, rate=1.0, left=0.2))
     time.sleep(0.5)
     progress.step(step(DONE, 0, 0, 1.0))
@@ -153,7 +171,7 @@ class Terminal(io.StringIO):
 def test_on_a_terminal_a_tqdm_bar_with_counts_and_time_left(monkeypatch) -> None:
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    progress = CliProgress(interval=60.0)
+    progress = CliProgress(interval=60.0, quiet=0.0)
     progress.step(step(CHUNKS, 120, 300, 0.4, rate=12.0, left=95.0))
     progress.step(step(DONE, 0, 0, 1.0))
     drawn = terminal.getvalue()
