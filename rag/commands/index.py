@@ -53,7 +53,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if args.strict:
         check_strict(parse_book(settings.book_dir))
-    summary = build_index(settings, rebuild=args.rebuild, progress=terminal_progress)
+    try:
+        summary = build_index(settings, rebuild=args.rebuild, progress=terminal_progress)
+    finally:  # an error is printed on a line of its own, with no progress repeating after it
+        terminal_progress.close()
     embedder = get_embedder(settings)
     runtime = getattr(embedder, "runtime_used", "")
     notices = list(getattr(embedder, "notices", ()))

@@ -1,7 +1,8 @@
 """The index of one book: vectors in Qdrant (`vectors`), BM25 over the same chunks (`lexical`:
 bm25s files, or sparse vectors in the same Qdrant collection when the lexical backend is qdrant,
-`sparse`), kept in step with the book by a manifest (`build`), and opened or built for a
-Settings (`load`)."""
+`sparse`), sentence vectors (`sentences`), written by a streamed, resumable ingest (`ingest`)
+under a manifest that says whether it committed (`manifest`), opened by `build` and opened or
+built for a Settings (`load`)."""
 
 from __future__ import annotations
 

@@ -23,8 +23,14 @@ from rag.errors import BookIndexError
 LOG = logging.getLogger(__name__)
 
 
-def open_copy(where: Path):
-    """(QdrantClient over a fresh copy of `where`, the copy's folder). Raises BookIndexError."""
+HELD = ("is in use by another Folio process", "the process that holds it")
+READ_ONLY = ("is read-only", "a folder that can be written")
+
+
+def open_copy(where: Path, reason: tuple[str, str] = HELD):
+    """(QdrantClient over a fresh copy of `where`, the copy's folder). `reason`: why the store
+    itself cannot be opened, and where re-indexing happens instead. Raises BookIndexError."""
+    why, elsewhere = reason
     from qdrant_client import QdrantClient
 
     started = time.perf_counter()
@@ -42,9 +48,8 @@ def open_copy(where: Path):
         client = QdrantClient(path=str(target))
     except (OSError, sqlite3.Error, RuntimeError, ValueError) as e:
         shutil.rmtree(target, ignore_errors=True)
-        raise BookIndexError(f"The index at {where} is in use by another Folio process, and a "
-                             f"read-only copy of it could not be made ({e}).") from e
-    LOG.warning("The index at %s is in use by another Folio process: searching a read-only copy "
-                "made now (%.1f s); re-indexing happens in the process that holds it.", where,
-                time.perf_counter() - started)
+        raise BookIndexError(f"The index at {where} {why}, and a read-only copy of it could not "
+                             f"be made ({e}).") from e
+    LOG.warning("The index at %s %s: searching a read-only copy made now (%.1f s); re-indexing "
+                "happens in %s.", where, why, time.perf_counter() - started, elsewhere)
     return client, target

@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import atexit
 import logging
-import shutil
-import sqlite3
 import threading
-from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
 from rag.errors import BookIndexError
 from rag.index.lexical import lexical_backend
+from rag.index.local_store import IN_USE, open_local
 
 UPSERT_BATCH = 256
 SPARSE = "bm25"  # the named sparse vector that holds BM25 (sparse.py) beside the unnamed dense one
 SCROLL_BATCH = 2048
-IN_USE = ("The index at {where} is in use by another Folio process (the app, `rag serve` or a CLI "
-          "command), which is the one that can change it: stop it, use another --index DIR, or "
-          "run a Qdrant server and set QDRANT_URL.")
+TEXT_HASH = "text_hash"  # payload field: the hash of the text a point's vector was embedded from
 _OPEN: dict[str, VectorStore] = {}
 _OPEN_LOCK = threading.Lock()
 LOG = logging.getLogger(__name__)
@@ -50,10 +46,11 @@ class LocalMatrix:
 
 
 class VectorStore:
-    def __init__(self, client, where: str, copy_of: str = "") -> None:
+    def __init__(self, client, where: str, copy_of: str = "", refusal: str = "") -> None:
         self._client = client
         self.where = where
         self.copy_of = copy_of  # a read-only copy of this embedded store (rag.index.snapshot)
+        self.refusal = refusal  # why the copy cannot be written (default: IN_USE)
         self._lock = threading.Lock()  # local mode is plain Python: keep calls one at a time
         self._matrices: dict[str, LocalMatrix] = {}
         self._matrix_lock = threading.RLock()  # taken before _lock, never after
@@ -82,7 +79,7 @@ class VectorStore:
 
     def _writing(self, name: str) -> None:
         if self.copy_of:
-            raise BookIndexError(IN_USE.format(where=self.copy_of))
+            raise BookIndexError(self.refusal or IN_USE.format(where=self.copy_of))
         self._forget(name)
 
     def has_collection(self, name: str) -> bool:
@@ -147,6 +144,21 @@ class VectorStore:
             return 0
         return int(self._call("count points", self._client.count, name).count)
 
+    def stored_hashes(self, name: str) -> dict[str, str]:
+        """Each point's id and the `text_hash` in its payload: the hash of the text its vector
+        was embedded from ("" for a point written without one). What the store holds, whatever
+        a manifest says: an ingest killed mid-write resumes from it."""
+        hashes: dict[str, str] = {}
+        offset = None
+        while self.has_collection(name):
+            records, offset = self._call(
+                "read stored hashes", self._client.scroll, name, limit=SCROLL_BATCH,
+                offset=offset, with_payload=[TEXT_HASH], with_vectors=False)
+            hashes.update({str(r.id): str((r.payload or {}).get(TEXT_HASH, "")) for r in records})
+            if offset is None:
+                break
+        return hashes
+
     def upsert(self, name: str, ids: list[str], vectors: np.ndarray, payloads: list[dict]) -> None:
         from qdrant_client import models
 
@@ -206,76 +218,24 @@ def _dense(vector):
 def open_store(index_dir: Path, url: str = "", api_key: str = "", timeout: int = 5,
                read_only: bool = False) -> VectorStore:
     """One client per location per process: Qdrant's local mode refuses a second one. With
-    `read_only`, an embedded store held by another process is searched through a copy."""
+    `read_only`, an embedded store held by another process, or in a folder this process cannot
+    write, is searched through a copy."""
     where = url or str((Path(index_dir) / "qdrant").resolve())
     with _OPEN_LOCK:
         if where in _OPEN:
             return _OPEN[where]
         copy_of = ""
-        from qdrant_client import QdrantClient
+        if url:
+            from qdrant_client import QdrantClient
 
-        try:
-            if url:
+            try:
                 client = QdrantClient(url=url, api_key=api_key or None, timeout=timeout)
-            else:
-                client = _open_local(Path(where))
-        except BookIndexError:
-            raise
-        except RuntimeError as e:
-            if "already accessed" not in str(e):
-                raise BookIndexError(f"Could not open the index at {where}: {e}") from e
-            if not read_only:
-                raise BookIndexError(IN_USE.format(where=where)) from e
-            from rag.index.snapshot import open_copy
-
-            client, copy_of = open_copy(Path(where))[0], where
-        except Exception as e:
-            if url:
+            except Exception as e:  # the client raises transport and value errors alike
                 raise BookIndexError(f"Could not connect to Qdrant at {where}: {e}") from e
-            raise BookIndexError(f"Could not open the index at {where} ({e}); if its files are "
-                                 f"damaged, remove the folder {where} and run "
-                                 "`python -m rag ingest --rebuild`.") from e
-        _OPEN[where] = VectorStore(client, where, copy_of)
+        else:
+            client, copy_of, refusal = open_local(Path(where), read_only)
+        _OPEN[where] = VectorStore(client, where, copy_of, refusal)
         return _OPEN[where]
-
-
-def _damaged_collections(where: Path) -> list[Path]:
-    """Collection folders whose SQLite file fails SQLite's own check (read-only, on failure)."""
-    damaged = []
-    for db in sorted(where.glob("collection/*/storage.sqlite")):
-        try:
-            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
-                healthy = con.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        except sqlite3.DatabaseError:
-            healthy = False
-        if not healthy:
-            damaged.append(db.parent)
-    return damaged
-
-
-def _open_local(where: Path):
-    """The embedded store; a collection whose file is damaged is removed and its manifest with
-    it, so the next ingest (or `make run`) rebuilds it: vectors are derived from the book."""
-    from qdrant_client import QdrantClient
-
-    where.mkdir(parents=True, exist_ok=True)
-    try:
-        return QdrantClient(path=str(where))
-    except sqlite3.DatabaseError as e:  # "database disk image is malformed", "not a database"
-        damaged = _damaged_collections(where)
-        advice = (f"The vector store at {where} is damaged ({e}); remove the folder "
-                  f"{damaged[0] if damaged else where} and run `python -m rag ingest --rebuild`.")
-        if not damaged:
-            raise BookIndexError(advice) from e
-        for folder in damaged:
-            LOG.warning("removing damaged vector store %s (%s); it will be rebuilt", folder, e)
-            shutil.rmtree(folder)
-            # build.MANIFEST beside the collection's files: without it the index is rebuilt.
-            (where.parent / folder.name / "manifest.json").unlink(missing_ok=True)
-        try:
-            return QdrantClient(path=str(where))
-        except Exception as again:
-            raise BookIndexError(advice) from again
 
 
 @atexit.register

@@ -42,7 +42,9 @@ def _threads(name: str) -> int:
 
 QUERY_THREADS = _threads("RAG_QUERY_THREADS")
 INGEST_THREADS = _threads("RAG_INGEST_THREADS")
-BULK = 128  # batches at least this large are ingest, not a request
+# Batches at least this large are ingest, not a request (a question embeds 1 text, a pasted
+# selection a few): ingest writes ~32 full chunks a batch (rag.index.ingest.BATCH_COST).
+BULK = 32
 _LOCK = threading.Lock()
 _MODELS: dict[str, object] = {}
 

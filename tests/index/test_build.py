@@ -311,11 +311,10 @@ def test_local_search_sees_every_write(tmp_path: Path) -> None:
 
 def test_a_tokenizer_change_marks_the_index_stale(sample_index, sample_settings, embedder,
                                                   monkeypatch) -> None:
-    from rag.book.parse import parse_book
-    from rag.index import build as index_module
+    from rag.index import manifest
 
     book = parse_book(sample_settings.book_dir)
-    assert index_module.index_status(book, sample_settings.index_dir, embedder)["fresh"]
-    monkeypatch.setattr(index_module, "lexical_signature", lambda: {"probe": ["changed"]})
-    status = index_module.index_status(book, sample_settings.index_dir, embedder)
+    assert index_status(book, sample_settings.index_dir, embedder)["fresh"]
+    monkeypatch.setattr(manifest, "lexical_signature", lambda: {"probe": ["changed"]})
+    status = index_status(book, sample_settings.index_dir, embedder)
     assert not status["fresh"] and "BM25 tokenizer changed" in status["reason"]

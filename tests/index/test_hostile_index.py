@@ -9,8 +9,9 @@ import pytest
 
 from rag.book.parse import parse_book
 from rag.errors import BookIndexError, InputError
-from rag.index import build
+from rag.index import ingest
 from rag.index.build import collection_dir, collection_name, index_status, open_index, sync_index
+from rag.index.manifest import INTERRUPTED
 from rag.index.vectors import open_store
 
 
@@ -55,10 +56,12 @@ def test_an_inconsistent_index_is_rebuild_needed(book, index_dir, store, embedde
     assert len(open_index("mini-book", index_dir, embedder, store).chunks) == 38
 
 
-def test_a_write_that_fails_midway_keeps_the_old_chunk_table(book, index_dir, store, embedder,
-                                                             monkeypatch) -> None:
+def test_a_write_that_fails_midway_is_stale_until_the_next_ingest(book, index_dir, store,
+                                                                  embedder, monkeypatch) -> None:
+    """Stopped while writing the chunk table: the old table is whole, and the manifest says an
+    ingest stopped, so nothing opens it as fresh; the next ingest finishes without embedding."""
     sync_index(book, index_dir, embedder, store)
-    real, calls = build._payload, []
+    real, calls = ingest._payload, []
 
     def fail_after_ten(chunk):
         calls.append(chunk)
@@ -66,11 +69,17 @@ def test_a_write_that_fails_midway_keeps_the_old_chunk_table(book, index_dir, st
             raise KeyboardInterrupt  # as a SIGKILL would stop the writer
         return real(chunk)
 
-    monkeypatch.setattr(build, "_payload", fail_after_ten)
+    monkeypatch.setattr(ingest, "_payload", fail_after_ten)
     with pytest.raises(KeyboardInterrupt):
         sync_index(book, index_dir, embedder, store)
     monkeypatch.undo()
-    assert index_status(parse_book(book), index_dir, embedder)["fresh"]
+    directory = files_of(index_dir, embedder)
+    assert len((directory / "chunks.jsonl").read_text().splitlines()) == 38
+    status = index_status(parse_book(book), index_dir, embedder)
+    assert not status["fresh"] and status["reason"] == INTERRUPTED
+    with pytest.raises(BookIndexError, match=r"was being written when its ingest stopped"):
+        open_index("mini-book", index_dir, embedder, store)
+    assert sync_index(book, index_dir, embedder, store).embedded == 0
     assert len(open_index("mini-book", index_dir, embedder, store).chunks) == 38
 
 

@@ -85,5 +85,5 @@ def test_a_table_whose_rows_or_questions_do_not_hold_reads_as_none(tmp_path, emb
         (tmp_path / "sentences.jsonl").write_text(bad + "\n")
         assert load_sentences(tmp_path, embedder.dim) is None
     (tmp_path / "sentences.jsonl").write_text("\n".join(rows) + "\n")
-    (tmp_path / "sentence_asks.npy").unlink()
+    (tmp_path / "ask_vectors.npy").unlink()
     assert load_sentences(tmp_path, embedder.dim) is None
