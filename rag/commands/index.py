@@ -8,6 +8,7 @@ from rag.answer.query_types import classify
 from rag.book.parse import Book, parse_book
 from rag.commands.common import add_book_args, print_json, settings_from, terminal_progress
 from rag.errors import InputError
+from rag.index.build import IngestSummary
 from rag.index.load import build_index, load_index
 from rag.providers.registry import get_embedder
 from rag.retrieval.query import validate_query
@@ -23,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ingest.add_argument("--rebuild", action="store_true", help="re-embed everything")
     ingest.add_argument("--strict", action="store_true",
                         help="exit 2 when IDs clash or files are skipped")
+    ingest.add_argument("--report", action="store_true",
+                        help="list, file by file, what was not read as text (images, raw HTML, "
+                             "includes not found, ...) and which sections have derived anchors")
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(func=run_ingest)
 
@@ -64,15 +68,15 @@ def run_ingest(args: argparse.Namespace) -> int:
         data = summary.to_dict()
         print_json({**{k: data[k] for k in ("book", "files", "sections", "chunks", "embedded",
                                             "reused", "removed", "unstable_ids", "unstable_files",
-                                            "skipped_files", "duplicates", "notes", "seconds")},
+                                            "skipped_files", "duplicates", "notes", "seconds",
+                                            "renderer", "missed")},
                     "embedder_runtime": runtime, "notices": [n.to_dict() for n in notices]})
     else:
         print(f"{summary.book}: {summary.files} files, {summary.sections} sections, "
               f"{summary.chunks} chunks ({summary.embedded} embedded, {summary.reused} reused, "
               f"{summary.removed} removed) in {summary.seconds:.1f} s")
-        if summary.unstable_ids:
-            print(f"{summary.unstable_ids} sections have no explicit {{#anchor}}; their links "
-                  f"fall back to the chapter. Files: {', '.join(summary.unstable_files)}")
+        for line in report_lines(summary, args.report):
+            print(line)
         for item in summary.skipped_files:
             print(f"skipped {item['path']}: {item['reason']}")
         for line in summary.duplicates:
@@ -84,6 +88,30 @@ def run_ingest(args: argparse.Namespace) -> int:
         for notice in notices:
             print(f"note: {notice.message}")
     return 0
+
+
+def report_lines(summary: IngestSummary, full: bool) -> list[str]:
+    """One line each on derived anchors and on what was not read as text; with --report, the
+    files behind both."""
+    lines = []
+    missed = {kind: sum(kinds.get(kind, 0) for kinds in summary.missed.values())
+              for kind in sorted({k for kinds in summary.missed.values() for k in kinds})}
+    if summary.unstable_ids:
+        renderer = f"as {summary.renderer} does" if summary.renderer else "from their headings"
+        lines.append(f"{summary.unstable_ids} sections have derived anchors (ids computed "
+                     f"{renderer}; an explicit {{#id}} keeps a link stable when a heading "
+                     f"changes) in {len(summary.unstable_files)} files"
+                     + ("" if full else "; --report lists them"))
+        if full:
+            lines += [f"  derived: {name}" for name in summary.unstable_files]
+    if missed:
+        lines.append("not read as text: " + ", ".join(f"{n} {kind}" for kind, n in
+                                                      sorted(missed.items(), key=lambda kv: -kv[1]))
+                     + ("" if full else " (--report: by file)"))
+        if full:
+            lines += [f"  {name}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+                      for name, kinds in sorted(summary.missed.items())]
+    return lines
 
 
 def run_search(args: argparse.Namespace) -> int:

@@ -64,9 +64,9 @@ def resolve_book(ref: str | Path, settings_book: Path, library: Path) -> Path:
         if entry.book_id == str(ref):
             return entry.path
     ids = ", ".join(e.book_id for e in books)
-    raise ConfigError(f"No book folder or book id '{ref}'. Known books: {ids}. Pass a folder "
-                      "path, or add the book first (the app's Books panel, or "
-                      "`python -m rag ingest --book DIR`).")
+    raise ConfigError(f"No book folder or book id '{ref}': the folder does not exist; pass "
+                      f"--book DIR or set RAG_BOOK to an existing folder (known books: {ids}), "
+                      "or add one with the app's Books panel or `python -m rag books add DIR`.")
 
 
 def add_folder(folder: Path, library: Path) -> BookEntry:

@@ -56,6 +56,8 @@ class IngestSummary:
     seconds: float
     rebuilt: bool = False
     notes: list[str] = dataclasses.field(default_factory=list)
+    renderer: str = ""  # whose heading ids the derived ones follow
+    missed: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # file -> kind
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -109,7 +111,7 @@ def sync_index(book_dir: Path, index_dir: Path, embedder: Embedder, store: Vecto
         removed=result.removed, unstable_ids=r.unstable_ids, unstable_files=r.unstable_files,
         skipped_files=r.skipped_files, duplicates=r.duplicates,
         seconds=round(time.perf_counter() - started, 3), rebuilt=result.rebuilt,
-        notes=list(r.notes))
+        notes=list(r.notes), renderer=r.renderer, missed=dict(r.missed))
 
 
 def open_index(book_id: str, index_dir: Path, embedder: Embedder, store: VectorStore

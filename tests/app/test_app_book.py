@@ -37,7 +37,7 @@ def test_an_unstable_section_carries_a_note_and_picking_a_chapter_follows(
         sample_settings, sample_index, monkeypatch):
     at = open_book(monkeypatch, sample_settings, module="control", chapter="pid-control")
     assert "Common Tuning Mistakes" in headings(at)
-    assert any("no stable ID" in c.value for c in at.caption)
+    assert any("derived ID" in c.value for c in at.caption)
     at.selectbox(key="reader_chapter").set_value("sensing/sensing-intro").run()
     assert not at.exception, at.exception
     assert "Timing and Synchronisation" in headings(at)

@@ -44,7 +44,10 @@ before it moves. Incremental encoders only count pulses since power-on.
 
 
 def sidebar_text(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.sidebar.markdown] + [c.value for c in at.sidebar.caption])
+    """The sidebar's words: the book picker's shown title ("Book: ..."), markdown, captions."""
+    picker = [f"Book: {b.format_func(b.value)}" for b in at.sidebar.selectbox if b.label == "Book"]
+    return "\n".join(picker + [m.value for m in at.sidebar.markdown]
+                     + [c.value for c in at.sidebar.caption])
 
 
 def test_the_sidebar_describes_book_index_providers_and_settings(
@@ -52,9 +55,9 @@ def test_the_sidebar_describes_book_index_providers_and_settings(
     at = open_app(monkeypatch, sample_settings.index_dir, sample_settings.audit_db)
     assert not at.exception and not at.error
     text = sidebar_text(at)
-    assert "### Foundations of Physical AI" in text
+    assert "Book: Foundations of Physical AI" in text
     assert f"20 files · 114 sections · {len(sample_index.chunks)} chunks" in text
-    assert "2 sections without a stable ID" in text
+    assert "2 sections with a derived ID" in text
     assert "Index up to date" in text
     assert "Embeddings: local MiniLM (offline)" in text
     assert "Answers: extractive" in text and "Vectors: embedded Qdrant (local)" in text
@@ -109,7 +112,7 @@ def test_first_start_builds_the_index_then_answers_and_rebuilds(tiny_book, tmp_p
     assert not at.exception and not at.error
     text = sidebar_text(at)
     assert "Index up to date" in text and "2 files · 4 sections" in text
-    assert "1 section without a stable ID" in text  # "Cooling" has no {#anchor}
+    assert "1 section with a derived ID" in text  # "Cooling" has no {#anchor}
     ask(at, "Why do robots with absolute encoders need no homing?")
     assert "](book?module=motors&chapter=encoders&section=absolute&book=book#absolute" in \
         markdown_text(at)  # the link names its book (the folder tmp_path/book)

@@ -179,9 +179,10 @@ def test_another_book_is_named_by_itself_and_its_tuning_marked(garden_book, samp
         store.record(of_book("book", "Foundations of Physical AI", "A sample-book question?"))
     at = open_app(monkeypatch, tmp_path / "index", db, RAG_BOOK=str(garden_book))
     assert not at.exception, at.exception
-    sidebar = [m.value for m in at.sidebar.markdown]
-    assert "### Robots in the Garden" in sidebar and "Foundations of Physical AI" not in \
-        " ".join(sidebar)
+    picker = at.sidebar.selectbox(key="folio_book_picker")
+    assert picker.value == "garden-robots"
+    assert picker.format_func(picker.value) == "Robots in the Garden"
+    assert "Foundations of Physical AI" not in " ".join(m.value for m in at.sidebar.markdown)
     assert at.chat_input[0].placeholder == "Ask a question about Robots in the Garden…"
     assert any(c.value.startswith("Threshold from: ") and c.value.endswith(
         " · tuned on another book (data/book)") for c in at.sidebar.caption)

@@ -258,7 +258,7 @@ def test_sources_and_passages_name_the_chapter_with_the_section():
     glossary = {"marker": "S1", "url": "/docs/r/glossary", "section_title": "N",
                 "chapter_title": "Glossary", "excerpt": "Nav2: ROS 2 navigation", "stable": False}
     assert sources_markdown([glossary]).startswith(
-        "1. [Glossary › N](/docs/r/glossary) · links to chapter — ")
+        "1. [Glossary › N](/docs/r/glossary) · derived anchor — ")
     assert answer_markdown("Nav2 [S1].", [glossary]).endswith(
         '[[1]](/docs/r/glossary "Glossary › N").')
     assert more_markdown([{**glossary, "text": "Nav2 …", "probability": 0.07}]) == \
@@ -334,7 +334,7 @@ def test_candidates_frame_carries_every_component(pool):
     assert list(frame["chunk_id"]) == ["c0", "c1", "c2", "c3"]
     assert list(frame["reason"]) == ["", "", "duplicate section", "below threshold"]
     assert frame.loc[0, "link"] == "https://book.example/docs/mod/chap#a"
-    assert frame.loc[1, "link"] == "https://book.example/docs/mod/chap"  # unstable: chapter root
+    assert frame.loc[1, "link"] == "https://book.example/docs/mod/chap#b"  # derived: its heading
     assert list(frame["stable"]) == [True, False, True, True]
     assert frame.loc[0, "blended"] == pytest.approx(0.76, abs=1e-6)
 

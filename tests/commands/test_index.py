@@ -83,7 +83,12 @@ def test_ingest_text_output_names_what_to_fix(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "skipped mod/b.md: chapter id 'shared'" in result.stdout
     assert "duplicate: mod/anchors.md: anchor {#same} on line 10 repeats line 6" in result.stdout
-    assert "no explicit {#anchor}" in result.stdout and "mod/anchors.md" in result.stdout
+    assert "sections have derived anchors" in result.stdout and "--report lists them" in \
+        result.stdout
+    report = rag_cli("ingest", "--report", "--book", GOLDEN / "books" / "duplicates", "--index",
+                     tmp_path / "index")
+    assert report.returncode == 0, report.stderr
+    assert "  derived: mod/anchors.md" in report.stdout
 
 
 def test_strict_stops_before_indexing_with_exit_2(tmp_path: Path) -> None:
@@ -110,7 +115,7 @@ def test_missing_book_is_exit_2(tmp_path: Path) -> None:
 def test_empty_book_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "book").mkdir()
     result = rag_cli("ingest", "--book", tmp_path / "book", "--index", tmp_path / "i")
-    assert_user_error(result, "has no .md or .mdx files")
+    assert_user_error(result, "has no Markdown (.md, .mdx), PDF, DOCX, EPUB or HTML files")
 
 
 @pytest.mark.parametrize(("query", "message"), [

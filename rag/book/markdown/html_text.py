@@ -52,6 +52,9 @@ class _TextParser(HTMLParser):
 def html_text(html: str) -> str:
     """Paragraphs of the HTML's text separated by blank lines ("" for comments and tags only)."""
     parser = _TextParser()
+    start = html.rfind("<!--")
+    if start >= 0 and html.find("-->", start + 4) < 0:  # a comment never closed hides the rest,
+        html = html[:start]  # as in a browser (the parser would hand it back as text)
     parser.feed(html)
     parser.close()
     return "\n\n".join(" ".join("".join(p).split()) for p in parser.paragraphs
