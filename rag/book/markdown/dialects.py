@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rag.book.markdown.includes import Includes
-from rag.book.markdown.spans import defuse, drop_spans
+from rag.book.markdown.spans import defuse, drop_spans, statement_ends, without_ial
 from rag.book.slugs import sphinx_slug
 
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
@@ -148,7 +148,7 @@ class Rewriter:
         if self.mdx:
             if MDX_ESM_RE.match(line):
                 self.emit("")
-                return "esm" if not _statement_ends(line, lines, i) else ""
+                return "esm" if not statement_ends(line, lines, i) else ""
             line = drop_spans(line, "{/*", "*/}", longest=len(line))[0]
             if "{/*" in line:
                 self.emit(line[:line.find("{/*")])
@@ -257,7 +257,7 @@ class Rewriter:
             if k:
                 self.raw = not self.raw
             out.append(piece if self.raw else self._liquid(piece))
-        return _without_ial("".join(out))
+        return without_ial("".join(out))
 
     def _liquid(self, text: str) -> str:
         if "}}" in text:
@@ -290,18 +290,3 @@ class Rewriter:
         self.emit(*lines)
         return True
 
-
-def _without_ial(line: str) -> str:
-    """A line without a kramdown attribute list at its end ("Text. {: .lead}")."""
-    stripped = line.rstrip()
-    start = stripped.rfind("{:")
-    if not stripped.endswith("}") or start < 0 or len(stripped) - start > 302 or \
-            "{" in stripped[start + 1:] or "}" in stripped[start:-1]:
-        return line
-    return stripped[:start].rstrip()
-
-
-def _statement_ends(line: str, lines: list[str], i: int) -> bool:
-    """An MDX `import`/`export` that ends on its own line (no open brace or parenthesis)."""
-    return line.count("{") <= line.count("}") and line.count("(") <= line.count(")") \
-        and not line.rstrip().endswith((",", "=", "{", "("))

@@ -71,3 +71,19 @@ def defuse(text: str) -> tuple[str, int]:
             paragraph.append(line)
     flush()
     return "\n".join(out), defused
+
+
+def without_ial(line: str) -> str:
+    """A line without a kramdown attribute list at its end ("Text. {: .lead}")."""
+    stripped = line.rstrip()
+    start = stripped.rfind("{:")
+    if not stripped.endswith("}") or start < 0 or len(stripped) - start > 302 or \
+            "{" in stripped[start + 1:] or "}" in stripped[start:-1]:
+        return line
+    return stripped[:start].rstrip()
+
+
+def statement_ends(line: str, lines: list[str], i: int) -> bool:
+    """An MDX `import`/`export` that ends on its own line (no open brace or parenthesis)."""
+    return line.count("{") <= line.count("}") and line.count("(") <= line.count(")") \
+        and not line.rstrip().endswith((",", "=", "{", "("))
