@@ -112,9 +112,7 @@ def create_app(answers: Service | BaseRunner, access: Access,
             "book": {"id": info.book_id, "title": info.title}, "chunks": info.chunks,
             "embedder": {"name": info.embedder, "model": info.embedder_model},
             "llm": info.llm, "auth": "local only" if access.open else "bearer",
-            # "spooling": answers wait on disk while another process holds the audit file
-            "audit": "off" if runner.audit is None else
-            "spooling" if getattr(runner.audit, "unavailable", "") else "ok",
+            **audit_health(runner.audit),
             "answerers": runner.concurrency, "process": os.getpid()})
 
     @app.post("/v1/ask", summary="Answer a question (JSON, or Server-Sent Events)",
@@ -139,3 +137,16 @@ def create_app(answers: Service | BaseRunner, access: Access,
         return FastJSONResponse(await runner.search(question, body.top_k))
 
     return app
+
+
+def audit_health(audit: Any) -> dict[str, Any]:
+    """The audit's real state (rag.audit.state): "ok", "spooling" (answers wait on disk while
+    another process holds the file), "damaged" or "failing", with what waits in the spool; "off"
+    when this server keeps no audit."""
+    if audit is None:
+        return {"audit": "off"}
+    state = audit.state() if hasattr(audit, "state") else None
+    if state is None:
+        return {"audit": "spooling" if getattr(audit, "unavailable", "") else "ok"}
+    return {"audit": state.code, "audit_detail": state.message,
+            "audit_spooled_bytes": state.spooled_bytes, "audit_quarantined": state.quarantined}

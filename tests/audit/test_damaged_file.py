@@ -20,6 +20,7 @@ from rag.__main__ import main
 from rag.audit.damage import SUFFIX, file_identity, move_aside
 from rag.audit.state import DAMAGED, OK
 from rag.audit.store import AuditStore
+from rag.serve.app import audit_health
 from tests.builders import SAMPLE_BOOK, make_response
 
 MOVED = "it was moved to"
@@ -190,6 +191,9 @@ def test_a_file_that_is_no_duckdb_file_of_ours_is_not_moved(tmp_path):
         store.record(make_response("kept in the spool"))
         assert store.state().code == DAMAGED
         assert "Is a directory" in store.state().detail
+        health = audit_health(store)  # what /v1/health says, with a key: the real state
+        assert health["audit"] == "damaged" and "Is a directory" in health["audit_detail"]
+        assert health["audit_spooled_bytes"] > 0
     assert db.is_dir() and not moved_files(db)
 
 
