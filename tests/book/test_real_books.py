@@ -11,7 +11,7 @@ import pytest
 
 from rag.book.chunk import ChunkerSettings, chunk_book
 from rag.book.listing import list_book_files
-from rag.book.parse import parse_book, resolve_book_root
+from rag.book.parse import content_hash, parse_book, resolve_book_root
 from rag.book.sentences import split_section
 from tests.builders import SAMPLE_BOOK, shared_path
 
@@ -61,6 +61,7 @@ def test_a_book_reads_whole_and_without_raw_markup(name: str, tmp_path: Path, em
     root = SAMPLE_BOOK if name == "sample" else hostile_book(tmp_path) if name == "hostile" \
         else shared_path(name)
     book = parse_book(root)
+    assert content_hash(root) == book.content_hash  # what freshness is checked with, unparsed
     listed, skipped = list_book_files(resolve_book_root(root))
     read = {s.source_path for s in book.sections}
     report_skipped = {f["path"] for f in book.report.skipped_files}
