@@ -37,8 +37,10 @@ OPENS_QUESTION_RE = re.compile(
     r"compare|give|show)\b", re.IGNORECASE)
 # a pronoun, or a demonstrative with no noun of its own ("Is that the only way?", "How does
 # that compare ...?", "this one"; not "What does this code do?")
+# ("When is it recommended that ...?" and "One of my sensors ..." name their own subjects)
 BACK_REFERENCE_RE = re.compile(
-    r"\b(?:it|its|it's|they|them|their|he|she|one)\b|\b(?:this|that|these|those)\b"
+    r"\bit\b(?!\s+(?:(?:is|was)\s+)?[a-z]+ed\s+(?:that|to)\b)|\b(?:its|it's|they|them|their|he|she)\b|"
+    r"\bone\b(?!\s+of\b)|\b(?:this|that|these|those)\b"
     r"(?=\s*+(?:[?.!,;:]|$|(?:ones?|is|are|was|were|does|do|did|can|could|will|would|should|"
     r"has|have|had|mean|means|compare|compares|differ|differs|work|works|happen|happens|help|"
     r"helps|matter|matters|apply|applies|affect|affects|say|says|need|needs|the|a|an|in|on|for|"
@@ -49,7 +51,7 @@ BACK_REFERENCE_RE = re.compile(
 # "it" that stands for nothing: "How long does it take ...?", "Is it possible to ...?"
 EXPLETIVE = (r"(?!\s+(?:takes?|took|matters?|(?:costs?|pays?) to|makes? sense|possible|true|worth|"
              r"o?k(?:ay)?|necessary|better|best|important|hard|easy|safe|wise|likely|enough|"
-             r"normal|common)\b)")
+             r"normal|common|recommended|advised|suggested|said|known|allowed|expected)\b)")
 PRONOUN_RE = re.compile(rf"\bit\b(?!['’]){EXPLETIVE}|\b(?:its|they|them|their)\b|"
                         r"\b(?:this|that)(?=\s*+[?.!]*+\s*+$)|"
                         r"\bone(?<!\bwhich one)(?<!\bthe one)(?<!\bthis one)(?<!\bthat one)"
