@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable, Sequence
 
+import re2
+
 from rag.answer.capability import (  # noqa: F401  (the capability boundary, named here too)
     CAPABILITY_CODE,
     CAPABILITY_PREDICTION,
@@ -61,7 +63,8 @@ LOW_CONFIDENCE = "Note: the book only partly covers this; check the cited sectio
 # A name in a question: a capitalised word (not one opening a sentence), an acronym, CamelCase, or
 # letters with digits ("UR5", "VLP-16", "SolidWorks", "Cyclone"). Quoted text, code spans and
 # identifiers (snake_case, paths, file names) are the reader's own and are not looked up.
-QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|“[^”]*”|‘[^’]*’")
+# RE2, without backtracking: from each of many unclosed "‘" the search ran to the end
+QUOTED_RE = re2.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|“[^”]*”|‘[^’]*’")
 HEX_RE = re.compile(r"[0-9a-f]{4,}")  # "4d7235", "40b7b3cc": an id or a hash, not a name
 NAME_RE = re.compile(r"(?<![\w./-])(?:(?P<cap>[A-Z][a-z]+)|(?=[a-z]*[A-Z])[A-Za-z]*+\d[\w-]*|"
                      r"\d+[A-Za-z][\w-]*|[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*)(?![\w./])")
