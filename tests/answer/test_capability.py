@@ -7,9 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer import capability as c
-from rag.config import load_settings
-from rag.config.capabilities import CAPABILITIES, DEFAULT_DISALLOWED
-from rag.errors import ConfigError
+from rag.config.capabilities import DEFAULT_DISALLOWED
 
 BOOK = "A Book"
 # Requests addressed to Folio for new code, as readers of different books write them
@@ -78,25 +76,6 @@ def test_only_the_disallowed_capabilities_are_refused() -> None:
         expected = {q for name, q in (("code", code), ("realtime", now), ("predictions", later))
                     if name in disallowed}
         assert refused == expected, disallowed
-
-
-def test_a_books_folio_toml_sets_its_disallowed_capabilities(tmp_path) -> None:
-    book = tmp_path / "style-guide"
-    book.mkdir()
-    (book / "folio.toml").write_text('[guardrails]\ndisallowed_capabilities = ["realtime"]\n')
-    assert load_settings(book_dir=book, env={}).disallowed_capabilities == ("realtime",)
-    assert load_settings(book_dir=tmp_path, env={}).disallowed_capabilities == \
-        DEFAULT_DISALLOWED  # the shipped settings.toml: every one
-
-
-def test_an_unknown_capability_is_a_config_error_listing_the_known_ones(tmp_path) -> None:
-    book = tmp_path / "book"
-    book.mkdir()
-    (book / "folio.toml").write_text('[guardrails]\ndisallowed_capabilities = ["coding"]\n')
-    with pytest.raises(ConfigError) as e:
-        load_settings(book_dir=book, env={})
-    assert "'coding'" in str(e.value) and all(f"'{name}'" in str(e.value)
-                                              for name in CAPABILITIES)
 
 
 def test_a_book_that_allows_code_answers_a_request_through_the_pipeline(pipeline,
