@@ -21,19 +21,37 @@ from rag.types import MODES
 FULL_BOOK, SELECTION, SELECTION_BOOK = MODES
 MIN_SELECTION, MAX_SELECTION = 50, 20_000
 SELECTION_TTL = timedelta(minutes=5)
-# A follow-up opens with a connective, or refers back before naming anything itself: in "How is
-# it tuned?" the "it" comes first, in "What is derivative kick and how is it avoided?" it does not.
-# "Why ..." and "How ..." open most standalone questions, so they are not connectives here.
-CONNECTIVE_RE = re.compile(
-    r"^\W*(and|also|but|so|then|what about|how about|how so|what else)\b", re.IGNORECASE)
+# A follow-up refers back: it asks of something only the conversation names ("What about
+# stairs?", "And the second?", "Why?") or opens on a pronoun before naming anything itself ("How
+# is it tuned?"; in "What is derivative kick and how is it avoided?" the "it" comes after its
+# noun). A question with a subject of its own stands alone, however short or however it opens
+# ("What does the ? operator do?", "What is ownership?", "So what is a trait?"): searched
+# together with the question before it, it was answered from the wrong one.
+ELLIPTIC_RE = re.compile(r"^\W*(?:and\s+)?(?:what about|how about|how so|what else)\b",
+                         re.IGNORECASE)
+CONNECTIVE_RE = re.compile(r"^\W*(?:and|also|but|so|then)\b[\s,]*", re.IGNORECASE)
+# what opens a question or a request of its own; without one, a fragment ("the second?")
+OPENS_QUESTION_RE = re.compile(
+    r"^\W*(?:how|what|what's|which|where|why|when|who|whose|is|are|was|were|do|does|did|can|"
+    r"could|should|would|will|must|may|might|has|have|had|explain|describe|define|tell|list|"
+    r"compare|give|show)\b", re.IGNORECASE)
+# a pronoun, or a demonstrative with no noun of its own ("Is that the only way?", "How does
+# that compare ...?", "this one"; not "What does this code do?")
+# ("When is it recommended that ...?" and "One of my sensors ..." name their own subjects)
 BACK_REFERENCE_RE = re.compile(
-    r"\b(it|its|it's|they|them|their|this|that|these|those|he|she|one)\b", re.IGNORECASE)
+    r"\bit\b(?!\s+(?:(?:is|was)\s+)?[a-z]+ed\s+(?:that|to)\b)|\b(?:its|it's|they|them|their|he|she)\b|"
+    r"\bone\b(?!\s+of\b)|\b(?:this|that|these|those)\b"
+    r"(?=\s*+(?:[?.!,;:]|$|(?:ones?|is|are|was|were|does|do|did|can|could|will|would|should|"
+    r"has|have|had|mean|means|compare|compares|differ|differs|work|works|happen|happens|help|"
+    r"helps|matter|matters|apply|applies|affect|affects|say|says|need|needs|the|a|an|in|on|for|"
+    r"with|to|of|from|by|about|so|also|still|only|really|always|true|possible|enough)\b))",
+    re.IGNORECASE)
 # A follow-up's pronoun stands for the thing the question before it asked about; "this" and
 # "that" only at its end ("What is the point of this?"): "Is that the only way?" refers further.
 # "it" that stands for nothing: "How long does it take ...?", "Is it possible to ...?"
 EXPLETIVE = (r"(?!\s+(?:takes?|took|matters?|(?:costs?|pays?) to|makes? sense|possible|true|worth|"
              r"o?k(?:ay)?|necessary|better|best|important|hard|easy|safe|wise|likely|enough|"
-             r"normal|common)\b)")
+             r"normal|common|recommended|advised|suggested|said|known|allowed|expected)\b)")
 PRONOUN_RE = re.compile(rf"\bit\b(?!['’]){EXPLETIVE}|\b(?:its|they|them|their)\b|"
                         r"\b(?:this|that)(?=\s*+[?.!]*+\s*+$)|"
                         r"\bone(?<!\bwhich one)(?<!\bthe one)(?<!\bthis one)(?<!\bthat one)"
@@ -50,6 +68,10 @@ ELLIPSIS_RE = re.compile(r"^\W*(?:(?:and\s+)?(?:what|how) about|and(?: for| in| 
                          r"[^?]{1,60}?)\s*\??\s*$", re.IGNORECASE)
 ENDS_ON_THING_RE = re.compile(r"\b(?:the|a|an|my|our|your)\s+([\w-]+)\s+[\w-]+\s*+[?.!]*+\s*+$",
                               re.IGNORECASE)
+# "the second", "the other one", "the latter": one of the things the question before named
+ONE_OF_RE = re.compile(r"(?:the\s+)?(?:first|second|third|last|other|latter|former|next|"
+                       r"previous)(?:\s+ones?)?", re.IGNORECASE)
+ARTICLE_RE = re.compile(r"(?:the|a|an)\s", re.IGNORECASE)
 MAX_SUBJECT_WORDS = 4  # "What are the disadvantages of the cloud-native lab?" names no one thing
 # At most this many content words cannot stand alone ("Why?", "Tuning?"); two can ("capital of
 # France?"), and a follow-up with more words is caught by its connective or pronoun.
@@ -97,11 +119,20 @@ def _fallback(mode: str, reason: str, clear: bool = False) -> ContextDecision:
 
 
 def is_follow_up(question: str) -> bool:
-    """Short questions, connectives, and back-references that come before any content word."""
-    if len(tokenize(question)) <= SHORT_QUESTION or CONNECTIVE_RE.search(question):
+    """A question that names nothing of its own (ELLIPTIC_RE, no content word, or after a
+    connective a fragment: "And the derivative term?"), a single word ("Tuning?"), or one with a
+    back-reference before any content word."""
+    if ELLIPTIC_RE.match(question):
         return True
-    reference = BACK_REFERENCE_RE.search(question)
-    return reference is not None and not tokenize(question[:reference.start()])
+    connective = CONNECTIVE_RE.match(question)
+    rest = question[connective.end():] if connective else question
+    words = tokenize(rest)
+    if not words or not OPENS_QUESTION_RE.match(rest) and (
+            connective or len(words) <= SHORT_QUESTION):
+        return True
+    reference = BACK_REFERENCE_RE.search(rest)
+    return reference is not None and not tokenize(rest[:reference.start()]) or bool(
+        connective and refers_back(rest))  # "Also, what sampling rate does it need?"
 
 
 def standalone(question: str, previous: str) -> str:
@@ -112,8 +143,13 @@ def standalone(question: str, previous: str) -> str:
     before = asked(previous)
     subject = question_subject(before)
     if (m := ELLIPSIS_RE.match(question)) and (other := m.group("other").strip()):
+        if ONE_OF_RE.fullmatch(other):
+            return ""  # "And the second?": one of the things asked about, which no swap names
         if subject and subject in before and len(subject.split()) <= MAX_SUBJECT_WORDS:
-            return before.replace(subject, other, 1)
+            start = before.index(subject)
+            if ARTICLE_RE.match(other):  # "What about the ..." after "What is a ...?"
+                start = len(re.sub(r"\b(?:the|a|an)\s+$", "", before[:start], flags=re.I))
+            return before[:start] + other + before[before.index(subject) + len(subject):]
         return instead(before, other)
     if not subject or len(subject.split()) > MAX_SUBJECT_WORDS:
         return ""
@@ -155,15 +191,16 @@ def instead(before: str, other: str) -> str:
 def refers_back(question: str) -> bool:
     """A pronoun that only the conversation explains, though words come before it: the one the
     question is asked of ("Which physics engines can it run on?" after "What is Gazebo?"), or
-    the last word of a short question naming nothing ("How do I create one?"). Not after a
-    second clause it may refer within ("What is derivative kick and how is it avoided?"), nor in
-    "Why is the robot falling when it walks?". A question about where the book treats "it" does."""
+    the last words of a short question naming nothing ("How do I create one?", "Can I borrow it
+    twice?"). Not after a second clause it may refer within ("What is derivative kick and how
+    is it avoided?"), nor in "Why is the robot falling when it walks?". A question about where
+    the book treats "it" does."""
     m = PRONOUN_RE.search(question)
     if m is None or re.search(r"\band\b|[,;:]", question[:m.start()]):
         return False
     if (where := where_match(question)) and PRONOUN_RE.fullmatch(where.group("topic")):
         return True  # "Where does the book talk about it?" (rag.answer.navigate)
-    last = not question[m.end():].strip(" ?.!")  # "How do I create one?"
+    last = len(question[m.end():].strip(" ?.!").split()) <= 1  # "How do I create one?"
     return bool(ASKED_OF_RE.match(question)) or (last and len(question.split()) <= 6 and
                                                  not re.search(r"\s(?!I\b|I')[A-Z]", question))
 
@@ -175,8 +212,8 @@ def resolve(question: str, history: Sequence[Message], llm: LLM | None = None,
     True; else the question in its conversation, rewritten by the LLM into a search query, or
     the question before it and it together: False."""
     previous = [m.content for m in history if m.role == "user"]
-    follow_up = bool(previous) and is_follow_up(question)
-    if llm is None and (follow_up or previous and refers_back(question)) and all(
+    follow_up = bool(previous) and follows(question)
+    if llm is None and follow_up and all(
             len(p) <= MAX_QUERY_CHARS for p in previous[-3:]):
         # the questions before read as they stood for too ("What does it stand for?" -> "What
         # does URDF stand for?"), for "What about SDF?" after them; a longer "question" than

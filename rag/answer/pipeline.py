@@ -214,7 +214,7 @@ class Pipeline:
         """Refusals that need no draft: capability, then content (nothing above the threshold)."""
         s, book, found = turn.settings, turn.settings.resolved_title, retrieval.candidates
         capability = g.check_capability(turn.question, book, self.as_of, found,
-                                        turn.index.chunks, turn.asked())
+                                        turn.index.chunks, turn.asked(), s.disallowed_capabilities)
         if capability:
             return capability
         # a passage can pass on its share of the question's terms with a blend under the cut

@@ -10,6 +10,7 @@ from typing import Any
 
 from rag.book.structure import FOLIO_SETTINGS, RENDERERS
 from rag.config import answer as answerer
+from rag.config.capabilities import DEFAULT_DISALLOWED, capabilities_problem
 from rag.config.check import RUNTIMES, shown_path, stage_problems, url_template_problem
 from rag.config.env import values_from_env
 from rag.config.files import book_settings_file, read_secrets, read_settings_file
@@ -22,7 +23,7 @@ PROJECT_ROOT = project_root()  # the repository, or an installed Folio's folder 
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "data" / "settings.toml"
 BOOK_SETTINGS = FOLIO_SETTINGS  # a book's own settings, in its folder (its [book], [guardrails])
 BOOK_OWN = ("book_title", "base_url", "url_template", "renderer", "guardrail_mode",
-            "hedge_words", "off_topic_keywords")
+            "hedge_words", "off_topic_keywords", "disallowed_capabilities")
 SECRET_NAMES = ("COHERE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "QDRANT_API_KEY")
 MAX_BUDGET_S = 600.0
 MAX_HISTORY_MESSAGES = 50
@@ -87,6 +88,7 @@ class Settings:
     guardrail_mode: str = "hybrid"  # strict | permissive | hybrid
     hedge_words: tuple[str, ...] = DEFAULT_HEDGES
     off_topic_keywords: tuple[str, ...] = ()
+    disallowed_capabilities: tuple[str, ...] = DEFAULT_DISALLOWED  # rag.config.capabilities
     history_messages: int = 6
     budget_total_s: float = 5.0
     budget_retrieval_s: float = 2.0
@@ -179,6 +181,8 @@ def _from_file(data: dict[str, Any]) -> dict[str, Any]:
         "hedge_words": tuple(guard["hedge_words"]) if "hedge_words" in guard else None,
         "off_topic_keywords": tuple(guard["off_topic_keywords"])
         if "off_topic_keywords" in guard else None,
+        "disallowed_capabilities": tuple(guard["disallowed_capabilities"])
+        if "disallowed_capabilities" in guard else None,
         "budget_total_s": budget.get("total_s"), "budget_retrieval_s": budget.get("retrieval_s"),
         "budget_synthesis_s": budget.get("synthesis_s"),
         "embed_runtime": local.get("runtime"), "query_model": local.get("query_model"),
@@ -256,7 +260,9 @@ def validate_settings(s: Settings) -> Settings:
         (s.embed_runtime in RUNTIMES, f"embedding runtime {s.embed_runtime!r} (RAG_EMBED_RUNTIME "
          f"or [embedders.local] runtime) must be {' or '.join(RUNTIMES)}"),
     ]
-    checks += [(False, problem) for problem in stage_problems(dataclasses.asdict(s))]
+    problems = [*stage_problems(dataclasses.asdict(s)),
+                capabilities_problem(s.disallowed_capabilities)]
+    checks += [(False, problem) for problem in problems if problem]
     checks = [(ok, message[0].upper() + message[1:]) for ok, message in checks]
     for ok, message in [*checks, *file_checks(s, f"{file}: ", embedder)]:
         if not ok:

@@ -341,3 +341,51 @@ def test_a_resolved_follow_up_is_answered_as_if_asked(pipeline) -> None:
     assert later.status == direct.status != "refused"
     assert [c.section_id for c in later.citations][:1] == [c.section_id for c in
                                                             direct.citations][:1]
+
+
+# A question with a subject of its own stands alone after any conversation, on books of any
+# kind (a language's book, a web framework's docs, a deep-learning textbook, the sample book);
+# one that refers back is read in its conversation. Our own wording.
+STANDS_ALONE = [
+    ("How do I make a variable mutable?", "What does the ? operator do?"),
+    ("How do I make a variable mutable?", "What is ownership?"),
+    ("How do I derive Debug?", "So what is a trait?"),
+    ("How do I declare a path parameter?", "What does this code do?"),
+    ("How do I declare a path parameter?", "How do I return a 404 error?"),
+    ("What is softmax regression?", "What is weight decay?"),
+    (PID_QUESTION, "What is a support polygon?"),
+]
+REFERS_BACK = [  # (the question before, the follow-up, what is searched)
+    ("What is Cargo?", "How do I install it?", "How do I install Cargo?"),
+    ("What is a mutable reference?", "Can I borrow it twice?",
+     "Can I borrow mutable reference twice?"),
+    ("What is a path parameter?", "What about the query parameters?",
+     "What is the query parameters?"),
+    # one of the things asked about, "that" and "Why?": searched with the question before
+    ("What are the two kinds of macros?", "And the second?", None),
+    ("What is dropout?", "Is that the only way?", None),
+    ("What is dropout?", "Why?", None),
+    (PID_QUESTION, "How does that compare with impedance control?", None),
+    (PID_QUESTION, "Which one is better?", None),
+]
+
+
+@pytest.mark.parametrize(("before", "question"), STANDS_ALONE)
+def test_a_question_with_its_own_subject_is_searched_alone(before, question) -> None:
+    assert resolve(question, _asked(before)) == (question, True)
+
+
+@pytest.mark.parametrize(("before", "question", "searched"), REFERS_BACK)
+def test_a_question_that_refers_back_is_read_in_its_conversation(before, question,
+                                                                 searched) -> None:
+    assert resolve(question, _asked(before)) == (
+        (searched, True) if searched else (f"{before} {question}", False))
+
+
+def test_a_new_question_after_a_conversation_retrieves_alone(pipeline) -> None:
+    """"How do I make a variable mutable?" then "What does the ? operator do?" searched both
+    and was answered from the first."""
+    question = "What is a support polygon?"
+    response = pipeline.answer(question, history=PID_HISTORY)
+    assert response.metadata["retrieval_query"] == question
+    assert all(h.chunk.chapter_id != "pid-control" for h in response.retrieval.hits[:1])

@@ -33,7 +33,6 @@ CODE_REQUESTS = [
     "Give me Python code that reads an IMU.",
     "Code up a Kalman filter.",
     "How would I do this in Rust?",
-    "How do I write a Python script that logs IMU data?",
     "Show me the code for a publisher.",
     "Could you generate a MATLAB function for the linear inverted pendulum?",
     "I need you to write a module that logs joint torques.",
@@ -46,7 +45,6 @@ REALTIME_REQUESTS = [
     "What happened in robotics yesterday?",
     "What is the share price of a robot maker?",
     "Who is the current CEO of the biggest humanoid company?",
-    "Will humanoids replace warehouse workers by 2030?",
     "What is the latest version of ROS?",
     "Which humanoid robots are for sale today?",
     "What does a humanoid cost today?",
@@ -99,6 +97,9 @@ IN_DOMAIN = [
     "colcon refuses to build my Python package and says it can't find setup.py. Where is that "
     "file supposed to be?",
     "I tried to create a C++ node and the build failed. What did I miss?",
+    # a question asking how is the book's to answer or not (the content guardrail's): only a
+    # request addressed to Folio asks it for new code (rag.answer.capability)
+    "How do I write a Python script that logs IMU data?",
 ]
 
 
@@ -413,14 +414,18 @@ def test_unresolved_marker_is_flagged(claude_pipeline) -> None:
 
 
 
-def test_a_question_without_capitals_names_what_is_neither_english_nor_the_books() -> None:
-    """"how do i export a solidworks assembly to urdf" was answered: without capitals nothing
-    looked like a name. Then a word that is neither English nor the book's is one."""
-    known = {"export", "assembl", "urdf", "ros", "jetson"}
-    question = "how do i export a solidworks assembly to urdf? my jetson doesn't see it"
-    assert g.unknown_names(question, known, lower_case=True) == ["solidworks"]
-    # since 2026-11-28 with capitals too: "solidworks" is no English word either way
-    assert g.unknown_names(question, known) == ["solidworks"]
+def test_a_word_the_dictionary_lacks_is_no_name_by_its_look() -> None:
+    """"how do i export a solidworks assembly to urdf" and "a Nav2 keepout zone" were refused
+    for "solidworks" and "keepout", words neither English nor the book's; so was "a mock that
+    returns an admin user" on a book about a web framework. Only what looks like a name is
+    looked up: written "SolidWorks", it is one."""
+    known = {"export", "assembl", "urdf", "ros", "jetson", "nav2", "zone", "robot", "kitchen"}
+    assert g.unknown_names("how do i export a solidworks assembly to urdf? my jetson doesn't "
+                           "see it", known, lower_case=True) == []
+    assert g.unknown_names("How do I export a SolidWorks assembly to URDF?", known) == \
+        ["SolidWorks"]
+    assert g.unknown_names("How do I set up a Nav2 keepout zone so my robot never drives into "
+                           "the kitchen?", known) == []
 
 
 def test_a_question_without_capitals_names_its_model_numbers() -> None:
@@ -434,18 +439,29 @@ def test_a_question_without_capitals_names_its_model_numbers() -> None:
     assert g.question_names(question) == ["velodyne", "lidar", "unitree"]  # no model numbers
 
 
-def test_a_word_neither_english_nor_the_books_is_a_name_in_any_question() -> None:
-    """"How do I set up a Nav2 keepout zone ...?" was answered with a kitchen scenario. A British
-    spelling ("behaviour", "parameterised") and a compound of English words ("trade-offs",
-    "simulated-clock") are no names."""
-    known = set(tokenize("nav2 zone robot kitchen behavior parameterized launch clock"))
-    assert g.unknown_names("How do I set up a Nav2 keepout zone so my robot never drives into "
-                           "the kitchen?", known) == ["keepout"]
-    for question in ("What kinds of behaviour am I allowed to implement?",
-                     "What does an incremental encoder output? (a6859e)",  # an id, not a name
-                     "How do I start the parameterised launch file?",
-                     "What are the trade-offs of a simulated-clock flag?"):
-        assert g.unknown_names(question, known) == [], question
+# What looks like a name, on books of other kinds (a web framework's docs, a language's book, a
+# deep-learning textbook): the stems each book uses, and questions in our own words
+NAME_CASES = [
+    ({"test", "depend", "user", "return", "singl", "enough", "fastapi", "run", "server"},
+     [("Is a single mock that returns an admin user enough to test the dependency?", []),
+      ("Can FastAPI run on a Flask server?", ["Flask"]),
+      ("How do I test a dependency with pytest_mock?", []),  # the reader's identifier
+      ("How do I return the user from `get_current_user`?", [])]),  # quoted code
+    ({"async", "function", "trait", "deriv", "debug", "struct", "use", "crate"},
+     [("How do I use Tokio with async functions?", ["Tokio"]),
+      ("why does my borrowck complain about the struct?", []),
+      ("How do I derive Debug for a struct?", [])]),  # the book says "debug"
+    ({"train", "model", "gpu", "memori", "much", "need", "how", "transform"},
+     [("How much memory does training need on an RTX4090?", ["RTX4090"]),
+      ("How does GPT-4 train its transformer?", ["GPT-4"]),
+      ("how much memory does the model need on an rtx4090?", ["rtx4090"])]),
+]
+
+
+@pytest.mark.parametrize(("known", "question", "names"), [
+    (known, question, names) for known, cases in NAME_CASES for question, names in cases])
+def test_only_what_looks_like_a_name_is_looked_up(known, question, names) -> None:
+    assert g.unknown_names(question, known, question == question.lower()) == names
 
 
 def test_without_a_dictionary_no_lower_case_word_is_a_name(monkeypatch) -> None:
