@@ -14,6 +14,10 @@ for values of kinds rag.answer.quantity did not check yet, and physical-ai-oos2.
 rules was made for: development sets from the start.
 physical-ai-quantities.yaml and physical-ai-blind6.yaml (written blind on 2026-11-28, on
 sections no other set asks about) are held out.
+The three books of other kinds (issue 41: an API reference, a math-heavy textbook, a prose style
+guide) each have a development set and a held-out one on other sections, all written on
+2026-11-29 before Folio had answered on those books: fastapi.yaml / fastapi-blind.yaml,
+d2l.yaml / d2l-blind.yaml, content-guide.yaml / content-guide-blind.yaml.
 """
 
 from __future__ import annotations
@@ -25,7 +29,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT / "data" / "eval"
 SAMPLE_BOOK = ROOT / "data" / "book"
-PHYSICAL_AI = ROOT.parent / "shared" / "data" / "physical-ai-book"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+PHYSICAL_AI = SHARED_DATA / "physical-ai-book"
+FASTAPI = SHARED_DATA / "fastapi-docs"
+D2L = SHARED_DATA / "d2l-book"
+CONTENT_GUIDE = SHARED_DATA / "content-guide"
 DEVELOPMENT, HELD_OUT = "development", "held out"
 
 BOOKS: list[tuple[Path, dict[str, str]]] = [
@@ -35,6 +43,9 @@ BOOKS: list[tuple[Path, dict[str, str]]] = [
             "", "-heldout", "-train1", "-train2", "-blind", "-blind2", "-oos", "-parts",
             "-dev6", "-blind3", "-blind4", "-blind5", "-values", "-oos2")},
         **{f"physical-ai{part}.yaml": HELD_OUT for part in ("-quantities", "-blind6")}}),
+    (FASTAPI, {"fastapi.yaml": DEVELOPMENT, "fastapi-blind.yaml": HELD_OUT}),
+    (D2L, {"d2l.yaml": DEVELOPMENT, "d2l-blind.yaml": HELD_OUT}),
+    (CONTENT_GUIDE, {"content-guide.yaml": DEVELOPMENT, "content-guide-blind.yaml": HELD_OUT}),
 ]
 
 

@@ -45,7 +45,7 @@ def list_question_sets(folder: Path) -> list[Path]:
 
 def best_set_for(paths: Sequence[Path], section_refs: Iterable[str]) -> Path | None:
     """The set whose expected entries match most of this book's sections (a folder may hold
-    sets for several books); the first set when none matches or none parses."""
+    sets for several books); None when none matches: another book's set is no default."""
     refs = set(section_refs)
     best, best_hits = None, 0
     for path in paths:
@@ -57,7 +57,7 @@ def best_set_for(paths: Sequence[Path], section_refs: Iterable[str]) -> Path | N
         hits = sum(1 for e in entries if any(match_mask((e,), r) for r in refs))
         if hits > best_hits:
             best, best_hits = path, hits
-    return best or (paths[0] if paths else None)
+    return best
 
 
 def read_set_file(path: Path) -> str:

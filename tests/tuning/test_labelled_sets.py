@@ -35,6 +35,10 @@ def _unquoted(book: Path, question_set: Path) -> list[str]:
     *(("physical-ai-book", SAMPLE_QUESTIONS.with_name(f"physical-ai{part}.yaml"))
       for part in ("", "-heldout", "-blind", "-blind2", "-blind3", "-blind4", "-blind5",
                    "-train1", "-train2", "-quantities", "-parts", "-dev6", "-blind6", "-values")),
+    *((folder, SAMPLE_QUESTIONS.with_name(f"{name}{part}.yaml"))
+      for folder, name in (("fastapi-docs", "fastapi"), ("d2l-book", "d2l"),
+                           ("content-guide", "content-guide"))
+      for part in ("", "-blind")),
 ])
 def test_every_key_fact_is_quoted_from_its_book(book, question_set):
     root = SAMPLE_BOOK if book is None else shared_path(book)

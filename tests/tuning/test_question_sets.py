@@ -117,7 +117,7 @@ def test_the_default_set_is_the_one_written_for_this_book(tmp_path):
     broken.write_text("questions: [")
     paths = [other, mine, broken]
     assert best_set_for(paths, ["pid-control#integral", "pid-control#tuning"]) == mine
-    assert best_set_for(paths, ["unrelated#x"]) == other  # nothing matches: the first
+    assert best_set_for(paths, ["unrelated#x"]) is None  # nothing matches: no other book's set
     assert best_set_for([], ["pid-control#integral"]) is None
 
 

@@ -68,8 +68,12 @@ def _source(folder: Path, section_refs: list[str]) -> tuple[str, str, Path | Non
         st.session_state[SET_KEY] = pending  # a set just saved becomes the picked one
     paths = list_question_sets(folder)
     names = [p.name for p in paths]
-    if SET_KEY not in st.session_state and (best := best_set_for(paths, section_refs)):
-        st.session_state[SET_KEY] = best.name  # the set written for this book, not the first
+    if SET_KEY not in st.session_state:  # the set written for this book, never another's
+        best = best_set_for(paths, section_refs)
+        st.session_state[SET_KEY] = best.name if best else UPLOAD
+        if best is None and paths:
+            st.info("None of the question sets here names this book's sections: upload one, "
+                    "or generate a starter set from the book below.", icon=":material/info:")
     pick, upload = st.columns([2, 3], gap="medium")
     with pick:
         choice = st.selectbox("Question set", [*names, UPLOAD], key=SET_KEY,
