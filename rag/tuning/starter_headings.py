@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag.book.inline import clean_inline
 from rag.tuning.key_facts import key_facts_found
 from rag.tuning.starter_rules import TITLE_NOISE_RE
 from rag.tuning.starter_words import STOP_WORDS
@@ -46,6 +47,7 @@ STRONG_RE = re.compile(r"\*\*([^*\n]{2,60})\*\*")
 EMPHASIS_RE = re.compile(r"(?<![\w*])\*([^*\s][^*\n]{0,58}[^*\s])\*(?![\w*])")
 COUNTED_RE = re.compile(r"(?<![\w.,-])\d{1,9}(?:[.,]\d{1,6}){0,3}\s([a-z]{3,20}s)\b")
 IDENTIFIER_RE = re.compile(r"[A-Z_.(<]|\w \w")  # a code span that is no plain English word
+ITEM_RE = re.compile(r"^[ \t]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+(\S[^\n]{0,300})", re.MULTILINE)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]{0,40}")
 
 
@@ -190,7 +192,8 @@ def heading_question(title: str, raw: str, units: Sequence[tuple[str, str]], usa
     """The section's structural question with its key fact and the unit it is quoted from;
     `units` are (text, kind) in book order."""
     if question := list_question(title, usage):
-        items = [text for text, kind in units if kind == "item"]
+        # the raw items: a one-word item ("utilize") is no quotable unit of its own
+        items = [clean_inline(m.group(1)) for m in ITEM_RE.finditer(raw)]
         fact = _lead_words(items[0]) if items else ""
         return HeadingQuestion(question, fact, items[0]) if fact else None
     if not (question := task_question(title, usage)):
