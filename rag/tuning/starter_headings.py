@@ -37,7 +37,7 @@ NOT_VERBS = STOP_WORDS | {"us", "me", "him", "her", "them", "i", "they", "we", "
 # "Walk on ..."): a bare singular noun there reads as a noun phrase ("Use case", "Control flow")
 OBJECT_START = frozenset("a an the your my its their our some all multiple each every any more "
                          "on with in into from to for up out down off over through by about "
-                         "between without started".split())
+                         "between without".split())
 PERSON = {"your": "my", "yours": "mine", "you": "me", "yourself": "myself"}
 FIRST_UNITS = 4  # the key fact is looked for where a reader of the section looks first
 MAX_TASK_WORDS = 8
@@ -133,8 +133,10 @@ def task_question(title: str, usage: Usage) -> str:
     rest = words[1:]
     if not verb or not rest or len(words) > MAX_TASK_WORDS or not object_start(rest[0], usage):
         return ""
-    if f"{verb} {rest[0].lower().removesuffix('s')}" in usage.noun_pairs:
-        return ""  # "Use Cases": the book writes "the use cases"
+    if {f"{w} {rest[0].lower().removesuffix('s')}" for w in (verb, first)} & usage.noun_pairs:
+        return ""  # "Use Cases", "Computing Devices": the book writes "the use cases"
+    if len(rest) == 2 and rest[0].lower() == "the" and as_written(rest[1], usage).islower():
+        return ""  # "Load the dataset", "Define the model": which one, on an empty chat?
     if any(w.lower() in DANGLING for w in rest) or not re.search(r"[A-Za-z]{3}", " ".join(rest)):
         return ""
     return f"How do I {' '.join([verb, *(as_written(w, usage) for w in rest)])}?"

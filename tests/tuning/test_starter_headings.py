@@ -22,10 +22,11 @@ from rag.tuning.starter_rules import phrase_offline
 API_BOOK = {
     "install.md": """# Getting going
 
-## Install the client
+## Install the Python client
 
 You can install the client with `pip install gearbox` on any machine. To install it offline,
-download the wheel first. We install it once per project and you can upgrade it later.
+download the wheel first; it needs Python 3.10. We install it once per project and you can
+upgrade it later.
 
 ```bash
 pip install gearbox
@@ -114,7 +115,7 @@ def asked(starter) -> dict[str, tuple[str, ...]]:
 
 def test_an_api_reference_asks_its_task_headings_with_the_code_they_name(api_set):
     questions = asked(api_set)
-    assert questions["How do I install the client?"] == ("pip install gearbox",)
+    assert questions["How do I install the Python client?"] == ("pip install gearbox",)
     assert questions["How do I create a sprocket?"] == ("make_sprocket()",)
     # `Timeout` and `timeout=5` would give the answer away: the next thing the section marks
     assert questions["How do I handle timeouts?"] == ("retry()",)
@@ -153,7 +154,8 @@ def test_verbs_and_names_are_read_from_the_book():
                                                                       usage.verbs) == "install"
     assert task_question("Installing the Gizmo CLI", usage) == "How do I install the Gizmo CLI?"
     assert task_question("2.1 How to handle your errors", usage) == "How do I handle my errors?"
-    for title in ("Install it", "Install", "`install()`", "Handling (advanced)", "Use Cases"):
+    for title in ("Install it", "Install", "`install()`", "Handling (advanced)", "Use Cases",
+                  "Install the gizmo"):  # which gizmo? "the" + one common noun points
         assert task_question(title, usage) == "", title
 
 
