@@ -31,7 +31,8 @@ VERB_BEFORE = frozenset("to can will should must may might would could you we no
 NOUN_BEFORE = frozenset("the a an this that these those its their our your his her my of each "
                         "every".split())
 # a task that points at something outside the heading cannot be asked on its own
-DANGLING = frozenset("it them this that these those here there above below following".split())
+DANGLING = frozenset("it them this that these those here there above below following others "
+                     "first again instead".split())
 NOT_VERBS = STOP_WORDS | {"us", "me", "him", "her", "them", "i", "they", "we", "you"}
 # what may follow a task's verb ("Return a response", "Declare constants", "Install Miniconda",
 # "Walk on ..."): a bare singular noun there reads as a noun phrase ("Use case", "Control flow")
@@ -178,6 +179,8 @@ def salient_phrases(raw: str, usage: Usage) -> list[str]:
                                            if m.group(1)[:-1] not in usage.verbs]
     phrases = [p.strip() for _, p in sorted(found)]
     code = [p for p in phrases if IDENTIFIER_RE.search(p) and p in text and f"`{p}`" in text]
+    if code:  # where the section names code, a bold term is a label, not the answer
+        phrases = [p for p in phrases if f"`{p}`" in text or COUNTED_RE.fullmatch(p)]
     plain = {p for p in phrases if p not in code and f"`{p}`" in text and len(p) < 5}
     return [p for p in dict.fromkeys(code + phrases) if fit_fact(p) and p not in plain]
 
@@ -202,6 +205,9 @@ def heading_question(title: str, raw: str, units: Sequence[tuple[str, str]], usa
         return None
     first = [text for text, kind in units if kind in ("prose", "item")][:FIRST_UNITS]
     stems = {w[:5] for w in re.findall(r"\w{3,}", question.lower())}
+    # the answer sentence is about the task: it shares a word of what the task acts on
+    topic = {w[:5] for w in re.findall(r"\w{3,}", question.lower())[2:]} - STOP_WORDS
+    first = [t for t in first if topic & {w[:5] for w in re.findall(r"\w{3,}", t.lower())}]
     for phrase in salient_phrases(raw, usage):
         if key_facts_found(question, [phrase])[0] or phrase.lower()[:5] in stems:
             continue

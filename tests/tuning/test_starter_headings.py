@@ -49,8 +49,8 @@ s = make_sprocket("dial")
 
 ## Handling timeouts
 
-You can handle a slow server with `Timeout`: pass `timeout=5` to any call. To handle retries as
-well, wrap the call in `retry()`. We handle errors the same way.
+You can handle a slow server with `Timeout`: pass `timeout=5` to any call. To handle timeouts and
+retries, wrap the call in `retry()`. We handle errors the same way.
 
 ## `Sprocket.spin()`
 
@@ -163,7 +163,10 @@ def test_salient_phrases_skip_code_blocks_links_and_listing_numbers():
     usage = read_usage(["You can show it.", "To show it, we show it."])
     raw = ("Listing 5-9 shows `run_all()` and **batch mode** with 12 workers; see "
            "`https://x.org/a`.\n```python\nhidden_call()\n```\n")
-    assert salient_phrases(raw, usage) == ["run_all()", "batch mode", "12 workers"]
+    # where the section names code, a bold term is a label, not the answer
+    assert salient_phrases(raw, usage) == ["run_all()", "12 workers"]
+    assert salient_phrases("Run in **batch mode** with 12 workers.", usage) == [
+        "batch mode", "12 workers"]
 
 
 def test_a_heading_without_a_marked_fact_asks_nothing():
