@@ -1,7 +1,8 @@
 """Does an answer contain a question's key facts?
 
 Key facts are matched on normalised text: case-folded, markdown marks and citation markers
-dropped, hyphens and dashes read as spaces, whitespace collapsed, a number and its unit with or
+dropped, backslash escapes read (the canonical Markdown of a section writes a cell's "0.3" as
+"0\\.3"), hyphens and dashes read as spaces, whitespace collapsed, a number and its unit with or
 without a space ("64 GB" is "64GB"), and whole words only ("ODE" is not in "node", "5 cm" is not
 in "15 cm" nor in "0.5 cm"). An emphasis mark is dropped only where it is markup (`*x*`, `__x__`),
 so a fact like "A*" keeps its star and must appear as "A*", not as any word "a".
@@ -19,6 +20,11 @@ from collections.abc import Iterable
 
 import re2
 
+# CommonMark: a backslash before ASCII punctuation; hidden as a private-use character while the
+# marks are dropped (an escaped "\\*" is a star, not emphasis), read back afterwards
+ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+PRIVATE = 0xF0000  # plane 15: never in a book's text
+UNHIDE = {PRIVATE + c: chr(c) for c in range(33, 127)}
 DASH_RE = re.compile("[-\u2010\u2011\u2012\u2013\u2014\u2015]")
 # RE2 for the links, without backtracking: from each of many "](" the address ran to the end
 LINKED_CITATION_RE = re2.compile(r"(?i)\[\[\s*S?\d+\s*\]\]\([^)\s]*\)")  # [[1]](url)
@@ -38,12 +44,15 @@ QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '
 
 def normalise_text(text: str) -> str:
     """The text key facts are looked for in (see the module docstring)."""
-    text = unicodedata.normalize("NFKC", text).translate(QUOTES).replace("`", "")
+    text = unicodedata.normalize("NFKC", text).translate(QUOTES)
+    if "\\" in text:
+        text = ESCAPE_RE.sub(lambda m: chr(PRIVATE + ord(m.group(1))), text)
+    text = text.replace("`", "")
     text = BULLET_RE.sub(" ", HEADING_RE.sub(" ", text))
     for pattern in (STAR_RE, UNDERSCORE_RE, STAR_RE):  # nested: ***x***, **_x_**
         text = pattern.sub(r"\2", text)
     text = LINKED_CITATION_RE.sub(" ", text)
-    text = CITATION_RE.sub(" ", LINK_RE.sub(r"\1", text))
+    text = CITATION_RE.sub(" ", LINK_RE.sub(r"\1", text)).translate(UNHIDE).replace("`", "")
     return " ".join(DASH_RE.sub(" ", text.casefold()).split())
 
 

@@ -25,36 +25,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rag.answer.guardrails import check_capability
 from rag.book.parse import Book, parse_book
 from rag.book.sentences import split_section
 from rag.errors import InputError, ProviderError
 from rag.tuning.key_facts import key_facts_found
 from rag.tuning.questions import MAX_QUESTION_CHARS, Question
+from rag.tuning.starter_headings import HOW_TO, heading_question, read_usage
+from rag.tuning.starter_probes import book_topic, probes
 from rag.tuning.starter_rules import Phrased, phrase_offline
+from rag.tuning.starter_words import STOP_WORDS
 
 OFFLINE, CLAUDE = "offline", "claude"
 DEFAULT_QUESTIONS, MAX_STARTER_QUESTIONS = 40, 200
 MAX_EXPECTED = 3  # sections one repeated question may expect
 MAX_FACT_WORDS, MAX_FACT_CHARS = 6, 60
-STOP_WORDS = frozenset(
-    "a an the of and or to in on at by for with from as is are was were be been it its this "
-    "that these those there here than then so but if not no yes can could may might will would "
-    "should must do does did has have had which who whom whose what when where why how all any "
-    "each every some such very more most less least one two also only just into over under "
-    "about per via".split())
+MIN_GENUS_USES = 3
+# a question pointing at a place in the book cannot be asked on an empty chat ("the traits
+# listed here", "the first spaces variable", "this function")
+POINTING_RE = re.compile(r"(?i)\b(?:this|these|those|here|above|below|following|listed|"
+                         r"aforementioned|previous|latter|former)\b|\bthe (?:first|second|"
+                         r"third|last|next|other|same) \w")
 MARKUP_RE = re.compile(r"[*_`\[\]|#<>{}\\]")
-OFF_TOPIC = ("What is a good recipe for sourdough bread?",
-             "Who won the football World Cup in 1998?",
-             "How do I repot an orchid without damaging its roots?",
-             "Can you recommend a holiday destination in Portugal?",
-             "Why did the Western Roman Empire fall?",
-             "Which grape varieties make a good Rioja wine?")
-REALTIME = ("What is the latest news about {topic} this week?",
-            "What will the weather be like tomorrow?",
-            "Which company announced the biggest deal right now?")
-CODE = ("Write a Python function for a {topic} example.",)
-PROBES = (("off_topic", OFF_TOPIC, 3), ("realtime", REALTIME, 2), ("code", CODE, 1))
 
 
 @dataclass(frozen=True)
@@ -109,13 +100,29 @@ def book_sentences(book: Book) -> list[Sentence]:
 
 
 def proper_names(sentences: Sequence[Sentence]) -> set[str]:
-    """Words the book capitalises inside sentences and never writes in lower case ("Gazebo",
-    "Kalman"): these stay capitalised in a question; any other word starting a sentence is a
-    common word ("Proprioception" -> "proprioception")."""
-    capitalised = {m.group(1) for s in sentences
-                   for m in re.finditer(r"(?<=[a-z,] )([A-Z][a-z][\w-]*)", s.text)}
-    lower = {w for s in sentences for w in re.findall(r"\b[a-z][a-z-]+\b", s.text)}
-    return {w for w in capitalised if w.lower() not in lower}
+    """Words the book capitalises inside sentences at least as often as it writes them in lower
+    case ("Gazebo", "Flask" beside an odd `flask`): these stay capitalised in a question; any
+    other word starting a sentence is a common word ("Proprioception" -> "proprioception")."""
+    usage = read_usage([s.text for s in sentences])
+    return {w for s in sentences for w in re.findall(r"\b[A-Z][a-z][\w-]*", s.text)
+            if w.lower() in usage.names}
+
+
+def structure_candidates(book: Book, sentences: Sequence[Sentence]) -> list[Candidate]:
+    """The questions a section's heading asks (starter_headings), one per section at most."""
+    usage = read_usage([s.text for s in sentences])
+    units: dict[str, list[Sentence]] = defaultdict(list)
+    for s in sentences:
+        units[s.section].append(s)
+    out = []
+    for sec in book.sections:
+        ref = f"{sec.chapter_id}#{sec.section_id}"
+        found = heading_question(sec.title, sec.text, [(u.text, u.kind) for u in units[ref]],
+                                 usage)
+        if found:
+            out.append(Candidate(found.question, found.key_fact, HOW_TO, (ref,), found.source,
+                                 f"{sec.module_id}/{sec.chapter_id}", 1))
+    return out
 
 
 def question_problem(question: str, key_fact: str, source: str) -> str:
@@ -127,6 +134,8 @@ def question_problem(question: str, key_fact: str, source: str) -> str:
         return "the question is not a plain sentence ending in '?'"
     if question.count("(") != question.count(")") or question.count('"') % 2:
         return "the question has unbalanced brackets or quotes"
+    if POINTING_RE.search(question):
+        return "the question points at a place in the book"
     fact_words = re.findall(r"[\w.,–-]+", key_fact)
     if not fact_words or len(key_fact) > MAX_FACT_CHARS or len(fact_words) > MAX_FACT_WORDS:
         return "the key fact is empty or not a short phrase"
@@ -140,11 +149,14 @@ def question_problem(question: str, key_fact: str, source: str) -> str:
 
 
 def offline_phraser(sentences: Sequence[Sentence]) -> list[Candidate]:
+    """The templates of starter_rules on each unit; a definition whose class word the book
+    uses less than MIN_GENUS_USES times is a figure of speech ("Regression is the hammer")."""
     names = proper_names(sentences)
+    words = Counter(w for s in sentences for w in re.findall(r"[a-z]{2,}", s.text.lower()))
     out = []
     for s in sentences:
         found = phrase_offline(s.text, s.kind, s.title, names, s.headings)
-        if found is not None:
+        if found is not None and (not found.genus or words[found.genus] >= MIN_GENUS_USES):
             out.append(candidate(found, s))
     return out
 
@@ -192,36 +204,6 @@ def spread(candidates: Sequence[Candidate], limit: int) -> list[Candidate]:
     return picked
 
 
-def probes(sentences: Sequence[Sentence], topic: str) -> list[Question]:
-    """Out-of-scope questions: real-time and code requests the capability guardrail refuses
-    whatever the book holds, and off-topic ones whose content words the book does not use."""
-    used = Counter(w for s in sentences for w in re.findall(r"[a-z]{4,}", s.text.lower()))
-    out = []
-    for category, texts, wanted in PROBES:
-        kept = []
-        for text in texts:
-            question = text.format(topic=topic)
-            words = [w for w in re.findall(r"[a-z]{4,}", question.lower()) if w not in STOP_WORDS]
-            refused = check_capability(question, "", "") is not None
-            absent = sum(used[w] > 0 for w in words) * 2 < len(words)
-            if (refused if category != "off_topic" else absent and not refused):
-                kept.append(Question(question, (), False, category))
-        out += kept[:wanted]
-    return out
-
-
-def book_topic(sentences: Sequence[Sentence]) -> str:
-    """The acronym the book uses most ("ROS 2", "IMU"), to make probes read like the book's
-    readers would ask them; "humanoid robots" style fallback from the commonest long word."""
-    acronyms = Counter(re.findall(r"\b[A-Z][A-Z0-9]{1,5}\b", " ".join(s.text for s in sentences)))
-    common = [a for a, _ in acronyms.most_common(5) if a not in ("I", "OK", "TODO")]
-    if common:
-        return common[0]
-    words = Counter(w for s in sentences for w in re.findall(r"[a-z]{6,}", s.text.lower())
-                    if w not in STOP_WORDS)
-    return words.most_common(1)[0][0] if words else "this subject"
-
-
 def to_question(c: Candidate) -> Question:
     return Question(c.question, c.sections, True, c.category, 0, (c.key_fact,))
 
@@ -243,9 +225,12 @@ def generate_starter(book_dir: Path, max_questions: int = DEFAULT_QUESTIONS,
                          f"{max_questions}.")
     book = parse_book(Path(book_dir))
     sentences = book_sentences(book)
-    outside = probes(sentences, book_topic(sentences))
+    texts = [s.text for s in sentences]
+    outside = probes(texts, book_topic(texts))
     limit = max_questions - len(outside)
-    offline = select(offline_phraser(sentences), sentences, limit)
+    order = {f"{s.chapter_id}#{s.section_id}": n for n, s in enumerate(book.sections)}
+    offline = select(sorted(offline_phraser(sentences) + structure_candidates(book, sentences),
+                            key=lambda c: order.get(c.sections[0], 0)), sentences, limit)
     generated, notices, picked = OFFLINE, [], offline
     if phraser is not None:
         try:

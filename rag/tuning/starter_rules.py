@@ -69,6 +69,7 @@ WEIGHS_RE = re.compile(rf"^{SUBJECT}\s+{ADVERB}(?P<verb>weighs|weigh)\s+{HEDGE}"
                        rf"(?P<value>{NUMBER}\s?(?:{UNITS['mass']}))\b")
 LABEL_RE = re.compile(r"^(?P<label>[A-Za-z][A-Za-z /-]{1,40}?)\s+(?P<value>[~<>≈]?\s?\d.*)$")
 ITEM_LABEL_RE = re.compile(r"^(?P<label>[A-Z][A-Za-z /-]{1,30}):\s+(?P<value>.+)$")
+PLURAL_ACRONYM_RE = re.compile(r"[A-Z][A-Za-z]{0,6}[A-Z]s")
 # RE2, without backtracking: from every "(" of a title the bracket ran to its end (10,000
 # characters: 1.8 s)
 TITLE_NOISE_RE = re2.compile(
@@ -81,12 +82,15 @@ class Phrased:
     question: str
     key_fact: str
     category: str
-    rank: int = 2  # how reliable the template is: acronyms 0, numbers 1, definitions 2
+    rank: int = 2  # how reliable the template is: acronyms and numbers 1, definitions 2
+    genus: str = ""  # a definition's class word ("filter"), which the book must use elsewhere
 
 
 def acronym_question(text: str) -> Phrased | None:
     found = find_acronym(text)
-    return Phrased(f"What does {found[0]} stand for?", found[1], DEFINITION, 0) if found else None
+    if not found or PLURAL_ACRONYM_RE.fullmatch(found[0]):
+        return None  # "What does CNNs stand for?" is no question a reader types
+    return Phrased(f"What does {found[0]} stand for?", found[1], DEFINITION, 1)
 
 
 def subject_phrase(subject: str, names: set[str]) -> str | None:
@@ -98,6 +102,8 @@ def subject_phrase(subject: str, names: set[str]) -> str | None:
         return None
     if any(w.lower() in vocab.FUNCTION_WORDS - {"of"} for w in words):
         return None  # "Heat in the motor" is a clause, not a term
+    if any(w.lower() in vocab.POINTING for w in words):
+        return None  # "the first spaces variable", "your public API": which one, whose?
     if words[0].endswith("ly") or words[0].endswith("ing") and len(words) > 1 and \
             words[1].lower() in ("the", "a", "an", "its", "their", "each"):
         return None  # "Conceptually it", "Choosing the cutoff": no term
@@ -119,6 +125,8 @@ def definition_fact(rest: str) -> str:
         lower = bare.lower()
         if not kept and lower in vocab.EVALUATIVE:
             continue
+        if not kept and word.startswith("("):
+            return ""  # "a (Python) generator": the aside is no class of its own
         vague = bool(kept) and all(w.lower() in vocab.GENERIC_FACTS for w in kept)
         if not bare or lower in vocab.STOPPERS and not (lower == "of" and vague):
             break
@@ -140,18 +148,22 @@ def definition_question(text: str, names: set[str], headings: str = "") -> Phras
     match = DEFINITION_RE.match(text)
     if not match or not about(match.group("subj"), headings):
         return None
+    if match.group("subj").startswith("The ") and not about(match.group("subj"), headings, True):
+        return None  # "The transmitter half" of a section on channels: the one just described
     subject = subject_phrase(match.group("subj"), names)
     fact = definition_fact(match.group("rest"))
     if not subject or not fact:
         return None
-    return Phrased(f"What {match.group('be')} {subject}?", fact, DEFINITION)
+    return Phrased(f"What {match.group('be')} {subject}?", fact, DEFINITION,
+                   genus=fact.split()[-1].lower())
 
 
-def about(subject: str, headings: str) -> bool:
-    """A word of the subject (4+ letters) shares its first five letters with a heading word
-    ("Proprioception" / "Proprioceptive Sensors")."""
+def about(subject: str, headings: str, every: bool = False) -> bool:
+    """A word of the subject (4+ letters; with `every`, each of them) shares its first five
+    letters with a heading word ("Proprioception" / "Proprioceptive Sensors")."""
     stems = {w[:5] for w in re.findall(r"[a-z]{4,}", headings.lower())}
-    return any(w[:5] in stems for w in re.findall(r"[a-z]{4,}", subject.lower()))
+    shared = [w[:5] in stems for w in re.findall(r"[a-z]{4,}", subject.lower())]
+    return all(shared) if every else any(shared)
 
 
 def does(verb: str) -> tuple[str, str]:

@@ -4,6 +4,13 @@ titles name no thing. Plain data, kept apart so the templates read as templates.
 
 from __future__ import annotations
 
+STOP_WORDS = frozenset(
+    "a an the of and or to in on at by for with from as is are was were be been it its this "
+    "that these those there here than then so but if not no yes can could may might will would "
+    "should must do does did has have had which who whom whose what when where why how all any "
+    "each every some such very more most less least one two also only just into over under "
+    "about per via".split())
+
 NOT_SUBJECTS = {
     "this", "that", "these", "those", "it", "its", "they", "their", "there", "here", "such",
     "every", "one", "another", "we", "you", "he", "she", "what", "which", "who", "how", "why",
@@ -26,11 +33,16 @@ FUNCTION_WORDS = {
     "and", "or", "but", "as", "when", "where", "because", "so", "than", "into", "between",
     "through", "used", "over", "under", "while", "if", "about", "like", "per", "via",
 }
+# words that point outside the sentence: a subject holding one names nothing on its own
+POINTING = {"this", "these", "those", "here", "above", "below", "following", "first", "second",
+            "third", "last", "next", "previous", "other", "former", "latter", "your", "our",
+            "my", "same", "such", "said"}
 SMALL_WORDS = {"of", "and", "the", "for", "to", "in", "on", "a", "an", "with", "de"}
 STOPPERS = FUNCTION_WORDS | {"containing", "concerned", "called", "known", "made", "based",
                              "consisting", "designed", "responsible", "able", "too", "also",
                              "such", "then", "is", "are", "can", "will", "must", "has", "have",
-                             "inside", "within", "across", "without", "where", "whereas"}
+                             "inside", "within", "across", "without", "where", "whereas",
+                             "we", "you", "they", "it", "i", "our", "your", "their"}
 EVALUATIVE = {
     "only", "main", "key", "simplest", "most", "best", "first", "second", "classic", "newer",
     "older", "hard", "easy", "open", "critical", "important", "useful", "common", "standard",
@@ -51,7 +63,8 @@ GENERIC_FACTS = {
     "step", "stage", "alternative", "way", "choice", "option", "trade-off", "burden", "result",
     "process", "function", "system", "collection", "combination", "class", "group", "list",
     "machine", "device", "sense", "sensor", "network", "directory", "version", "series",
-    "sequence", "variant", "mix", "balance", "challenge", "goal",
+    "sequence", "variant", "mix", "balance", "challenge", "goal", "amount", "place",
+    "consideration", "location", "bit", "lot",
 }
 QUANTITY_WORDS = {
     "rate", "rates", "frequency", "time", "latency", "range", "size", "speed", "resolution",

@@ -66,6 +66,13 @@ def test_markdown_and_citation_markers_are_ignored():
     assert contains_key_facts("set `ROS_DOMAIN_ID` first", ["ROS_DOMAIN_ID"])
 
 
+def test_backslash_escapes_of_canonical_markdown_are_read():
+    # a section's canonical Markdown escapes what could read as markup: a cell's "0.3" is "0\\.3"
+    assert key_facts_found("| Passive stereo | 0\\.3–10 m |", ["0.3–10 m"]) == (True,)
+    assert contains_key_facts("call f(\\*args, \\*\\*kwargs\\*)", ["*args"])  # a star, not emphasis
+    assert normalise_text("\\# not a heading \\[1\\]") == "# not a heading [1]"
+
+
 def test_a_fact_with_a_star_keeps_it():
     # "A*" keeps its star (only paired marks are emphasis), so it is not any word "a"
     assert contains_key_facts("plan with the A* algorithm", ["A*"])

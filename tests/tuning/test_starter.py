@@ -160,7 +160,7 @@ def claude_items(chosen: list[Sentence]) -> tuple[list[dict], Sentence, str]:
     number, source = next((n, s) for n, s in enumerate(chosen, start=1)
                           if QUANTITY_RE.search(s.text))
     fact = QUANTITY_RE.search(source.text).group("value")
-    return [{"id": number, "question": "Which figure does the book give for this quantity?",
+    return [{"id": number, "question": "Which figure does the book give for the quantity?",
              "key_fact": fact, "category": "numeric"},
             {"id": 1, "question": "What does the book call a made-up thing?",
              "key_fact": "flux capacitor", "category": "definition"},
