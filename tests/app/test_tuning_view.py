@@ -217,3 +217,16 @@ def test_gate_provenance_says_where_the_curve_was_measured():
     none = gate_provenance("q.yaml", (0.95, 0.33), {**choice, "gate": None, "answer_rate": None,
                                                     "accuracy": None}, "book")
     assert (none["gate_answer_rate"], none["gate_accuracy"]) == (None, None)
+
+
+def test_a_recommendation_equal_to_the_current_point_says_nothing_changes():
+    """Issue 42: the sample book's recommendation, identical to the current settings, was shown
+    as if it were a change."""
+    from pages.components.tuning.results import is_current
+    from rag.tuning.recommend import Recommendation
+
+    rec = Recommendation("max_f1", None, 0.85, 0.6, 0.9, {}, {}, 3, True)
+    assert is_current(rec, {"w_dense": 0.85, "threshold": 0.6})
+    assert is_current(rec, {"w_dense": 0.8500001, "threshold": 0.6000001})
+    assert not is_current(rec, {"w_dense": 0.8, "threshold": 0.6})
+    assert not is_current(rec, {"w_dense": 0.85, "threshold": 0.55})

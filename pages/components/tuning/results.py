@@ -87,13 +87,24 @@ KEY_METRICS = (("f1", "F1", "normal"), ("recall_at_k", "Recall@k", "normal"),
                ("false_answer_rate", "False-answer rate", "inverse"))
 
 
+def is_current(rec: Recommendation, current: dict[str, float]) -> bool:
+    """The recommendation is the current point (to the grid's two decimals)."""
+    return round(rec.w_dense, 2) == round(current["w_dense"], 2) and \
+        round(rec.threshold, 2) == round(current["threshold"], 2)
+
+
 def recommendation_summary(rec: Recommendation, current: dict[str, float], title: str) -> None:
     if not rec.feasible:
         st.warning(f"No setting keeps the false-answer rate at or below "
                    f"{100 * (rec.max_far or 0):g} %; shown is the best setting among those with "
                    "the fewest false answers.", icon=":material/warning:")
+    unchanged = is_current(rec, current)
     st.markdown(f"**Recommended: dense {rec.w_dense:.2f} · BM25 {1 - rec.w_dense:.2f} · "
-                f"threshold {rec.threshold:.2f}** · {title} = {rec.value:.3f}")
+                f"threshold {rec.threshold:.2f}** · {title} = {rec.value:.3f}"
+                + (" · **the current settings: nothing to change**" if unchanged else ""))
+    if unchanged:
+        st.success("The current settings are already the recommended point; Apply would "
+                   "change nothing.", icon=":material/check_circle:")
     st.caption(f"{rec.plateau_size} grid point(s) reach this value; the recommended one lies "
                "deepest inside that plateau, so small changes in the data move it least. "
                f"Current: dense {current['w_dense']:.2f} · threshold {current['threshold']:.2f}.")
