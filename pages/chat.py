@@ -5,6 +5,7 @@ import streamlit as st
 from pages.components.chat import view
 from pages.components.chat.asking import ask
 from pages.components.chat.history import history, history_caption, sync_history
+from pages.components.chat.start import picked_question, starting_point
 from pages.components.chat.support import selection_caption
 from pages.components.common.shared import app_context, require_pipeline
 
@@ -28,12 +29,14 @@ else:
 
 placeholder = ("Ask about the selected text…" if mode != "full-book"
                else f"Ask a question about {ctx.settings.resolved_title}…")
-question = st.chat_input(placeholder, max_chars=1000)
+question = st.chat_input(placeholder, max_chars=1000) or picked_question()
 
 with conversation:
     if not h.turns and not question:
         st.caption("Ask anything the book covers. Every answer cites the sections it comes "
                    "from; open **Why this answer** under it to see the scores behind it.")
+        if mode == "full-book":
+            starting_point(ctx)
     for i, turn in enumerate(h.turns, start=1):
         view.render_turn(turn, latest=i == len(h.turns) and not question)
     if question:
