@@ -31,7 +31,7 @@ from rag.errors import BudgetExceeded, ProviderError, RagError
 from rag.index.build import BookIndex
 from rag.index.lexical import book_vocabulary
 from rag.notices import AUDIT_UNAVAILABLE, LLM_FALLBACK, make_notice
-from rag.providers.base import LLM, Message, network_deadline
+from rag.providers.base import LLM, Message, as_messages, network_deadline
 from rag.providers.memo import QueryMemo
 from rag.retrieval.query import validate_query
 from rag.retrieval.search import search_book
@@ -45,16 +45,6 @@ WARM_UP_S = 1.0
 # A stage's network calls give up once this share of its budget is spent, so that a fallback
 # (BM25 alone, an extractive answer) still fits in the stage.
 NETWORK_SHARE = 0.8
-
-
-def as_messages(history: Sequence[Message | dict]) -> list[Message]:
-    out = []
-    for m in history:
-        role, content = (m.role, m.content) if isinstance(m, Message) else \
-            (str(m.get("role", "")), str(m.get("content", "")))
-        if role in ("user", "assistant") and content.strip():
-            out.append(Message(role, content))
-    return out
 
 
 class Pipeline:

@@ -6,7 +6,7 @@ import queue
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -194,3 +194,14 @@ class LLM(ABC):
         """Text deltas as they arrive, and each block once it is complete (providers with
         native_citations only)."""
         raise NotImplementedError(f"{self.name} has no citations feature")
+
+
+def as_messages(history: Sequence[Message | dict]) -> list[Message]:
+    """A conversation's user and assistant turns with text, as Messages (dicts accepted)."""
+    out = []
+    for m in history:
+        role, content = (m.role, m.content) if isinstance(m, Message) else \
+            (str(m.get("role", "")), str(m.get("content", "")))
+        if role in ("user", "assistant") and content.strip():
+            out.append(Message(role, content))
+    return out
