@@ -26,6 +26,8 @@ LABEL = (r"[\[(]\s*(?:(?:sources?|excerpts?)\s*:?\s*)?"
          r"S\s*\d+(?:\s*(?:[,;&]|and|-|–|to)\s*S?\s*\d+)*\s*[\])]")
 # google-re2: linear however long a run of spaces or an unclosed "[S" is
 LABELS_RE = re2.compile(rf"(?i)\s*{LABEL}(?:[\s,;]*{LABEL})*")
+ONE_LABEL_RE = re2.compile(rf"(?i){LABEL}")
+LABEL_LEAD_RE = re2.compile(r"(?i)^[\[(]\s*(?:(?:sources?|excerpts?)\s*:?\s*)?")
 NUMBER_RE = re2.compile(r"(?i)(\d+)(?:\s*(?:-|–|to)\s*S?\s*(\d+))?")
 # a range wider than this is no range a model would mean ("[S1-S999]")
 MAX_RANGE = 20
@@ -39,8 +41,8 @@ def label_numbers(labels: str) -> list[int]:
     """The excerpt numbers a group of labels names, in order, each once: "[S1-S3], [S5]" ->
     [1, 2, 3, 5]."""
     numbers: list[int] = []
-    for label in re.findall(LABEL, labels, re.IGNORECASE):
-        inner = re.sub(r"^[\[(]\s*(?:(?:sources?|excerpts?)\s*:?\s*)?", "", label, flags=re.I)
+    for label in ONE_LABEL_RE.findall(labels):
+        inner = LABEL_LEAD_RE.sub("", label)
         for m in NUMBER_RE.finditer(inner):
             first, last = int(m.group(1)), int(m.group(2) or m.group(1))
             span = range(first, last + 1) if 0 <= last - first <= MAX_RANGE else (first, last)
