@@ -78,7 +78,7 @@ def test_upload_index_ask_and_switch_back(server, browser):
         assert "80 psi" in answer, answer
         shoot(page, "answered")
         # back to the first book: its chat, without the handbook's question
-        sidebar.get_by_label("Book").click()
+        sidebar.locator("[data-testid='stSelectbox']").first.click()
         page.get_by_role("option", name="Foundations of Physical AI").click()
         page.wait_for_function(
             "() => document.querySelector(\"[data-testid='stChatInput'] textarea\")"
