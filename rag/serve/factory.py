@@ -37,7 +37,6 @@ def build_app(settings: Settings, concurrency: int | None = None
     from rag.audit.store import AuditStore
     from rag.commands.common import terminal_progress
     from rag.index.load import load_index
-    from rag.index.vectors import close_all
     from rag.serve.app import create_app
     from rag.serve.auth import Access
     from rag.serve.pool import ProcessPool
@@ -49,8 +48,8 @@ def build_app(settings: Settings, concurrency: int | None = None
     origins = cors_origins(settings_file=settings.settings_file)
     index, _ = load_index(settings, progress=terminal_progress)
     info = BookInfo.of(settings, index)
+    index.store.close()  # the answering processes open the store; one of them holds it
     del index
-    close_all()  # the answering processes open the store; one of them holds it
     limiter = RateLimiter(default_state_path(settings.audit_db), per_minute) \
         if per_minute > 0 else None
     remote = settings.llm != "extractive"

@@ -238,7 +238,7 @@ def test_a_stale_selection_is_cleared_and_the_user_told(app):
 
 def test_follow_ups_are_read_in_the_conversation(app):
     ask(app, "What does an incremental encoder output?")
-    ask(app, "And why is homing needed?")
+    ask(app, "And how is it different from an absolute encoder?")  # "it": refers back
     assert "(the question read in its conversation)" in markdown_text(app)
     assert len(app.chat_message) == 4
 

@@ -441,6 +441,8 @@ def test_a_set_for_another_book_gets_no_recommendation(sample_settings, sample_i
     subset = [q for q in foreign if q.in_scope][:5] + [q for q in foreign if not q.in_scope][:2]
     env = workspace(tmp_path / "work", serialize_questions(subset, ".yaml"))
     at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb", env)
+    assert at.selectbox(key="tuning_set").value == "Upload a file…"  # no other book's default
+    at.selectbox(key="tuning_set").set_value("small.yaml").run()  # the reader picks it anyway
     run_sweep_button_allowing_errors(at)
     refusal = next(e.value for e in at.error if "No recommended setting" in e.value)
     assert "Only 0 of the 5 in-scope questions name a section that exists in this book" \

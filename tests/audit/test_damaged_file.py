@@ -171,12 +171,17 @@ def test_rag_ask_answers_with_a_zero_byte_audit_file(sample_index, sample_index_
         assert store.count_logs() == 1
 
 
-def test_rag_serve_starts_with_a_garbage_audit_file(sample_settings, sample_index, tmp_path):
+def test_rag_serve_starts_with_a_garbage_audit_file(sample_settings, sample_index,
+                                                   sample_index_dir, tmp_path):
     from rag.serve.factory import build_app
 
     db = damage("garbage", Path(), tmp_path)
+    # a copy of the index: build_app closes every store this process holds (its answering
+    # processes open their own), the session's sample index included
+    index_dir = tmp_path / "index"
+    shutil.copytree(sample_index_dir, index_dir)
     # raised AuditError before: the server did not start
-    app, _ = build_app(dataclasses.replace(sample_settings, audit_db=db))
+    app, _ = build_app(dataclasses.replace(sample_settings, audit_db=db, index_dir=index_dir))
     with TestClient(app) as client:
         health = client.get("/v1/health").json()
     assert health["status"] == "ok" and health["audit"] == "ok"

@@ -29,9 +29,9 @@ WRONG = [  # (settings.toml text, what the message must say)
     ("[answer]\nmax_tokens = true", "[answer] max_tokens must be a whole number, not true."),
     ('[guardrails]\nhedge_words = "maybe"',
      '[guardrails] hedge_words must be a list of texts in quotes, not "maybe".'),
-    ('[book]\nurl_template = "{base_url}/{page}"',
-     "[book] url_template names {page}, which is unknown; it may only use {base_url}, "
-     "{module_id}, {chapter_id}, {section_id}."),
+    ('[book]\nurl_template = "{base_url}/{nowhere}"',
+     "[book] url_template names {nowhere}, which is unknown; it may only use {base_url}, "
+     "{module_id}, {chapter_id}, {section_id}, {page}, {page_dir}, {source_path}."),
     ('[book]\nurl_template = "{base_url}/{"', "[book] url_template is not a valid template"),
 ]
 OUT_OF_RANGE = [

@@ -120,7 +120,7 @@ def test_pip_install_gives_a_folio_command_that_ingests_answers_and_starts_the_a
 
     usage = run([folio, "--help"], home, env)
     assert usage.stdout.startswith("usage: folio ")
-    assert "{app,ingest,search,ask,audit,eval,serve}" in usage.stdout
+    assert "{app,books,ingest,search,ask,audit,eval,serve}" in usage.stdout
     assert f"Set up a Folio folder in {home}: data/settings.toml, data/book, data/eval, " \
            ".streamlit/config.toml" in usage.stderr  # the first command lays the folder out
     ingest = run([folio, "ingest", "--book", "mybook"], home, env)
