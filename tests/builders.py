@@ -471,6 +471,14 @@ def streamlit_app(work: Path, **env: str) -> Iterator[str]:
             print((work / "streamlit.log").read_text()[-4000:])  # why it died, in the report
 
 
+def shoot(page, name: str, full_page: bool = False) -> None:
+    """A screenshot of a Playwright page, tests/app/artifacts/<name>.png (git-ignored), for a
+    person to look at."""
+    artifacts = PROJECT_ROOT / "tests" / "app" / "artifacts"
+    artifacts.mkdir(exist_ok=True)
+    page.screenshot(path=str(artifacts / f"{name}.png"), full_page=full_page)
+
+
 @contextmanager
 def launched_chromium():
     """Playwright driving Debian's Chromium (never `playwright install`); closed after."""

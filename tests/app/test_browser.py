@@ -6,7 +6,6 @@ Screenshots of each page are saved under tests/artifacts/ (ignored by git)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -14,10 +13,9 @@ import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from rag.config import PROJECT_ROOT
-from tests.builders import chromium, launched_chromium, streamlit_app
+from tests.builders import chromium, shoot, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-ARTIFACTS = Path(__file__).parent / "artifacts"
 ANSWER = "[data-testid='stChatMessageContent']"
 FIRST_LOAD_MS = 240_000  # the first page load builds the index of the sample book
 STEP_MS = 60_000
@@ -31,20 +29,11 @@ def server(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with launched_chromium() as instance:
-        yield instance
-
 
 def eval_question() -> str:
     data = yaml.safe_load((PROJECT_ROOT / "data" / "eval" / "questions.yaml").read_text())
     return next(q["question"] for q in data["questions"] if q.get("in_scope"))
 
-
-def shoot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
 def open_expander(page, label: str, content) -> None:

@@ -8,16 +8,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from pages.components.chat.support import LEGACY_STORAGE_KEY, serialize_history, storage_key
 from rag.answer.record import history_record
-from tests.builders import chromium, launched_chromium, make_response, streamlit_app
+from tests.builders import chromium, make_response, shoot, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-ARTIFACTS = Path(__file__).parent / "artifacts"
 ANSWER = "[data-testid='stChatMessageContent']"
 FIRST_LOAD_MS = 240_000  # the first page load builds the index of the sample book
 STEP_MS = 60_000
@@ -38,15 +36,6 @@ def server(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with launched_chromium() as instance:
-        yield instance
-
-
-def shoot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
 def legacy_history(book_id: str | None, question: str) -> str:

@@ -6,7 +6,6 @@ following each. Screenshots go to tests/app/artifacts/ (library-*.png)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -14,12 +13,11 @@ from tests.builders import (
     HANDBOOK_TITLE,
     chromium,
     handbook_epub,
-    launched_chromium,
+    shoot,
     streamlit_app,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-ARTIFACTS = Path(__file__).parent / "artifacts"
 ANSWER = "[data-testid='stChatMessageContent']"
 INPUT = "[data-testid='stChatInput'] textarea"
 FIRST_LOAD_MS = 240_000  # the first page load builds the index of the sample book
@@ -34,15 +32,6 @@ def server(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with launched_chromium() as instance:
-        yield instance
-
-
-def shoot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"library-{name}.png"), full_page=True)
 
 
 def ask(page, question: str) -> str:
@@ -73,10 +62,10 @@ def test_upload_index_ask_and_switch_back(server, browser):
         page.wait_for_function(
             "title => document.querySelector(\"[data-testid='stChatInput'] textarea\")"
             "?.placeholder.includes(title)", arg=HANDBOOK_TITLE, timeout=STEP_MS)
-        shoot(page, "indexed")
+        shoot(page, "library-indexed", full_page=True)
         answer = ask(page, "What pressure should I pump my 28 mm road tyre to?")
         assert "80 psi" in answer, answer
-        shoot(page, "answered")
+        shoot(page, "library-answered", full_page=True)
         # back to the first book: its chat, without the handbook's question
         sidebar.locator("[data-testid='stSelectbox']").first.click()
         page.get_by_role("option", name="Foundations of Physical AI").click()
@@ -84,7 +73,7 @@ def test_upload_index_ask_and_switch_back(server, browser):
             "() => document.querySelector(\"[data-testid='stChatInput'] textarea\")"
             "?.placeholder.includes('Foundations of Physical AI')", timeout=STEP_MS)
         assert page.get_by_text("28 mm road tyre").count() == 0
-        shoot(page, "switched-back")
+        shoot(page, "library-switched-back", full_page=True)
         assert not errors, errors
     finally:
         context.close()
