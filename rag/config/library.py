@@ -5,7 +5,6 @@ named by its id (its folder's name, as every index, audit row and citation names
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ import tomlkit
 from rag.book.listing import list_book_files
 from rag.book.parse import book_id_for
 from rag.errors import ConfigError, InputError
+from rag.index.durable import write_text
 
 REGISTRY = "library.toml"
 MAX_BOOKS = 500
@@ -37,14 +37,19 @@ def _registered(library: Path) -> list[Path]:
             if isinstance(b, dict) and isinstance(b.get("path"), str)]
 
 
+def _library_entries(library: Path) -> list[BookEntry]:
+    """The uploaded books (folders in `library`) and the folders added by path, as stored."""
+    folders = sorted(p for p in library.iterdir() if p.is_dir() and not p.name.startswith("."))\
+        if library.is_dir() else []
+    return [*(BookEntry(book_id_for(p), p, "library") for p in folders[:MAX_BOOKS]),
+            *(BookEntry(book_id_for(p), p, "added") for p in _registered(library))]
+
+
 def known_books(settings_book: Path, library: Path) -> list[BookEntry]:
     """Every book, the settings' first; each id once (a later book whose folder has the same
     name as an earlier one is left out: its index and audit rows would be the earlier's)."""
-    entries = [BookEntry(book_id_for(settings_book), Path(settings_book), "settings")]
-    folders = sorted(p for p in library.iterdir() if p.is_dir() and not p.name.startswith("."))\
-        if library.is_dir() else []
-    entries += [BookEntry(book_id_for(p), p, "library") for p in folders[:MAX_BOOKS]]
-    entries += [BookEntry(book_id_for(p), p, "added") for p in _registered(library)]
+    entries = [BookEntry(book_id_for(settings_book), Path(settings_book), "settings"),
+               *_library_entries(library)]
     seen: set[str] = set()
     out = []
     for entry in entries:
@@ -75,16 +80,13 @@ def add_folder(folder: Path, library: Path) -> BookEntry:
     folder = Path(folder).expanduser().resolve()
     list_book_files(folder if not (folder / "docs").is_dir() else folder / "docs")
     book_id = book_id_for(folder)
-    for entry in known_books(folder, library)[1:]:
+    for entry in _library_entries(library):  # every one, not only those known_books keeps
         if entry.book_id == book_id and entry.path.resolve() != folder:
             raise ConfigError(f"Another book is already named '{book_id}' ({entry.path}); "
                               "rename one of the folders.")
     paths = [p for p in _registered(library) if p.resolve() != folder] + [folder]
     library.mkdir(parents=True, exist_ok=True)
-    temporary = library / f".{REGISTRY}.tmp"
-    temporary.write_text(tomlkit.dumps({"book": [{"path": str(p)} for p in paths]}),
-                         encoding="utf-8")
-    os.replace(temporary, library / REGISTRY)
+    write_text(library / REGISTRY, tomlkit.dumps({"book": [{"path": str(p)} for p in paths]}))
     return BookEntry(book_id, folder, "added")
 
 
