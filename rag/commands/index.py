@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 
 from rag.answer.query_types import classify
 from rag.book.parse import Book, parse_book
@@ -94,8 +95,9 @@ def report_lines(summary: IngestSummary, full: bool) -> list[str]:
     """One line each on derived anchors and on what was not read as text; with --report, the
     files behind both."""
     lines = []
-    missed = {kind: sum(kinds.get(kind, 0) for kinds in summary.missed.values())
-              for kind in sorted({k for kinds in summary.missed.values() for k in kinds})}
+    missed: Counter[str] = Counter()
+    for kinds in summary.missed.values():
+        missed.update(kinds)
     if summary.unstable_ids:
         renderer = f"as {summary.renderer} does" if summary.renderer else "from their headings"
         lines.append(f"{summary.unstable_ids} sections have derived anchors (ids computed "
@@ -105,8 +107,8 @@ def report_lines(summary: IngestSummary, full: bool) -> list[str]:
         if full:
             lines += [f"  derived: {name}" for name in summary.unstable_files]
     if missed:
-        lines.append("not read as text: " + ", ".join(f"{n} {kind}" for kind, n in
-                                                      sorted(missed.items(), key=lambda kv: -kv[1]))
+        most = sorted(missed.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append("not read as text: " + ", ".join(f"{n} {kind}" for kind, n in most)
                      + ("" if full else " (--report: by file)"))
         if full:
             lines += [f"  {name}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))

@@ -6,7 +6,7 @@ import dataclasses
 
 from rag.book.parse import book_id_for, content_hash, parse_book
 from rag.config import Settings, get_secret
-from rag.index.build import BookIndex, IngestSummary, Progress, index_status, open_index, sync_index
+from rag.index.build import BookIndex, IngestSummary, Progress, open_index, sync_index
 from rag.index.lexical import lexical_backend
 from rag.index.manifest import collection_dir, collection_name, content_status, read_manifest
 from rag.index.vectors import VectorStore, open_store
@@ -24,22 +24,23 @@ def book_status(settings: Settings) -> dict:
     """Index freshness for the sidebar and `make run`; embeds nothing. A fresh index answers
     from its manifest's report, the book's bytes hashed but not parsed again."""
     embedder = get_embedder(settings)
-    lexical = lexical_backend(settings.qdrant_url)
     book_id = book_id_for(settings.book_dir)
-    status = content_status(book_id, content_hash(settings.book_dir), settings.index_dir,
-                            embedder, lexical=lexical)
-    report = _indexed_report(book_id, settings, embedder) if status["fresh"] else {}
+    status = _status(settings, book_id, embedder)
+    report = {}
+    if status["fresh"]:  # what the last ingest read of this very book
+        manifest = read_manifest(collection_dir(settings.index_dir,
+                                                collection_name(book_id, embedder)))
+        report = (manifest or {}).get("report") or {}
     if not {"files", "sections", "unstable_ids"} <= report.keys():
-        book = parse_book(settings.book_dir)
-        status = index_status(book, settings.index_dir, embedder, lexical)
-        report = dataclasses.asdict(book.report)
+        report = dataclasses.asdict(parse_book(settings.book_dir).report)
     return {**status, "book_id": book_id, "files": report["files"],
             "sections": report["sections"], "unstable_ids": report["unstable_ids"]}
 
 
-def _indexed_report(book_id: str, settings: Settings, embedder) -> dict:
-    manifest = read_manifest(collection_dir(settings.index_dir, collection_name(book_id, embedder)))
-    return dict((manifest or {}).get("report") or {})
+def _status(settings: Settings, book_id: str, embedder) -> dict:
+    """content_status of the book as it is on disk (its bytes hashed, not parsed)."""
+    return content_status(book_id, content_hash(settings.book_dir), settings.index_dir, embedder,
+                          lexical=lexical_backend(settings.qdrant_url))
 
 
 def build_index(settings: Settings, rebuild: bool = False, progress: Progress | None = None
@@ -58,9 +59,7 @@ def load_index(settings: Settings, build: bool = True, progress: Progress | None
     embedder = get_embedder(settings)
     book_id = book_id_for(settings.book_dir)  # the book is parsed only when it must be indexed
     summary = None
-    lexical = lexical_backend(settings.qdrant_url)
-    if build and not content_status(book_id, content_hash(settings.book_dir), settings.index_dir,
-                                    embedder, lexical=lexical)["fresh"]:
+    if build and not _status(settings, book_id, embedder)["fresh"]:
         summary = build_index(settings, progress=progress)
     # Built and fresh: from here the index is only read, so another process may hold the store.
     return open_index(book_id, settings.index_dir, embedder,

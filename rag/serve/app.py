@@ -145,8 +145,6 @@ def audit_health(audit: Any) -> dict[str, Any]:
     when this server keeps no audit."""
     if audit is None:
         return {"audit": "off"}
-    state = audit.state() if hasattr(audit, "state") else None
-    if state is None:
-        return {"audit": "spooling" if getattr(audit, "unavailable", "") else "ok"}
+    state = audit.state()
     return {"audit": state.code, "audit_detail": state.message,
             "audit_spooled_bytes": state.spooled_bytes, "audit_quarantined": state.quarantined}

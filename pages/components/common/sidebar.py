@@ -25,11 +25,8 @@ def _providers(ctx: AppContext) -> list[str]:
                }.get(s.llm, f"{s.llm} {s.answer_model}")
     vectors = f"Qdrant server {s.qdrant_url}" if s.qdrant_url else "embedded Qdrant (local)"
     audit = f"DuckDB {s.audit_db.name}" if ctx.audit is not None else "unavailable"
-    state = ctx.audit.state() if hasattr(ctx.audit, "state") else None
-    if state is not None and state.code != "ok":  # spooling, damaged or failing: say which
-        audit += f" ({state.message})"
-    elif getattr(ctx.audit, "unavailable", ""):
-        audit += " (busy: answers wait in the spool)"
+    if ctx.audit is not None and (state := ctx.audit.state()).code != "ok":
+        audit += f" ({state.message})"  # spooling, damaged or failing: say which
     return [f"Embeddings: {embedder}", f"Answers: {answers}", f"Vectors: {vectors}",
             f"Audit log: {audit}"]
 
