@@ -31,7 +31,7 @@ FILLER_LEAD_RE = re.compile(r"\b(?:like this|as follows|(?:the )?following(?: \w
                             r"example)\b", re.I)
 
 
-def _hide_escapes(text: str) -> str:
+def hide_escapes(text: str) -> str:
     """A backslash escape ("\\*", "\\[", "\\<" in the canonical Markdown of
     rag.book.markdown) as a private-use character, so no rule below takes it for markup."""
     return ESCAPE_RE.sub(lambda m: chr(PRIVATE + ord(m.group(1))), text) if "\\" in text \
@@ -42,7 +42,7 @@ def clean_inline(text: str) -> str:
     """Markdown marks out, link text kept, entities read ("&lt;50ms" is "<50ms"), escapes read
     ("\\*args" is "*args"), whitespace collapsed. A code span keeps what it holds (a URL to
     paste, `<exec_depend>`, `ros__parameters`); only its backticks go."""
-    text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", _hide_escapes(text)))
+    text = LINK_RE.sub(r"\1", IMAGE_RE.sub("", hide_escapes(text)))
     parts = CODE_SPAN_RE.split(text)  # even: prose, odd: code
     text = "".join(part if k % 2 else
                    html.unescape(EMPHASIS_RE.sub("", HTML_RE.sub("", URL_RE.sub("", part))))

@@ -20,11 +20,8 @@ from collections.abc import Iterable
 
 import re2
 
-# CommonMark: a backslash before ASCII punctuation; hidden as a private-use character while the
-# marks are dropped (an escaped "\\*" is a star, not emphasis), read back afterwards
-ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
-PRIVATE = 0xF0000  # plane 15: never in a book's text
-UNHIDE = {PRIVATE + c: chr(c) for c in range(33, 127)}
+from rag.book.inline import UNHIDE, hide_escapes
+
 DASH_RE = re.compile("[-\u2010\u2011\u2012\u2013\u2014\u2015]")
 # RE2 for the links, without backtracking: from each of many "](" the address ran to the end
 LINKED_CITATION_RE = re2.compile(r"(?i)\[\[\s*S?\d+\s*\]\]\([^)\s]*\)")  # [[1]](url)
@@ -45,9 +42,8 @@ QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '
 def normalise_text(text: str) -> str:
     """The text key facts are looked for in (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text).translate(QUOTES)
-    if "\\" in text:
-        text = ESCAPE_RE.sub(lambda m: chr(PRIVATE + ord(m.group(1))), text)
-    text = text.replace("`", "")
+    # an escaped "\\*" is a star, not emphasis: hidden while the marks are dropped, read after
+    text = hide_escapes(text).replace("`", "")
     text = BULLET_RE.sub(" ", HEADING_RE.sub(" ", text))
     for pattern in (STAR_RE, UNDERSCORE_RE, STAR_RE):  # nested: ***x***, **_x_**
         text = pattern.sub(r"\2", text)
