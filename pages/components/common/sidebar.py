@@ -25,8 +25,8 @@ def _providers(ctx: AppContext) -> list[str]:
                }.get(s.llm, f"{s.llm} {s.answer_model}")
     vectors = f"Qdrant server {s.qdrant_url}" if s.qdrant_url else "embedded Qdrant (local)"
     audit = f"DuckDB {s.audit_db.name}" if ctx.audit is not None else "unavailable"
-    if ctx.audit is not None and (state := ctx.audit.state()).code != "ok":
-        audit += f" ({state.message})"  # spooling, damaged or failing: say which
+    if ctx.audit is not None and ctx.audit.unavailable:  # spooling, damaged or failing: which
+        audit += f" ({ctx.audit.state().message})"  # (state() lists the spool: only then)
     return [f"Embeddings: {embedder}", f"Answers: {answers}", f"Vectors: {vectors}",
             f"Audit log: {audit}"]
 
