@@ -17,6 +17,7 @@ CHUNKER_VERSION = "4"  # 4: one sentence splitter (rag.book.segment), fences by 
 SPECIAL_TOKENS = 2  # [CLS]/[SEP] or their equivalent count against the model's input
 MIN_TAIL_FRACTION = 0.25  # a last piece smaller than this share of the budget is merged back
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
+LINE_UNIT = ("- ", "* ", "|", "1. ")  # a line that is a unit of its own: a list item, a table row
 
 CountTokens = Callable[[list[str]], list[int]]
 Unit = tuple[str, bool, int, int]  # text, is code, first and last page (offsets in the section)
@@ -76,7 +77,7 @@ def split_paged_units(text: str) -> list[Unit]:
                 code = None
         elif code is not None:
             code.append(line)
-        elif not line.strip() or line.lstrip().startswith(("- ", "* ", "|", "1. ")):
+        elif not line.strip() or line.lstrip().startswith(LINE_UNIT):
             flush_paragraph()
             if line.strip():
                 paragraph.append((line.strip(), page))
@@ -187,8 +188,10 @@ def chunk_section(section: Section, book_id: str, settings: ChunkerSettings,
     packed = pack_units(sized, budget, int(settings.budget * settings.overlap))
     chunks = []
     for ordinal, group in enumerate(packed):
-        text = "\n".join(u[0] for u in group) if any("\n" in u[0] for u in group) \
-            else " ".join(u[0] for u in group)
+        # a table's rows and a list's items on their own lines (joined by spaces, "| --- |"
+        # showed in excerpts); whitespace either way, so the vectors and BM25 terms are the same
+        lined = any("\n" in u[0] or u[0].startswith(LINE_UNIT) for u in group)
+        text = ("\n" if lined else " ").join(u[0] for u in group)
         page, page_end = chunk_pages(section, group)
         chunks.append(Chunk(
             chunk_id=chunk_id(book_id, section.key, ordinal), text=text,

@@ -30,8 +30,10 @@ from rag.errors import InputError
 from rag.types import Section
 
 __all__ = ["EXTENSIONS", "Book", "BookReport", "parse_book", "book_id_for", "resolve_book_root"]
-# part of the content hash: a new reader re-indexes (2: an unclosed HTML comment hides the rest)
-READER_VERSION = b"markdown-it 2"
+# part of the content hash: a new reader re-indexes, only the chunks whose text changed re-embed
+# (2: an unclosed HTML comment hides the rest; 3: a chunk keeps its table rows and list items on
+# their own lines, rag.book.chunk)
+READER_VERSION = b"markdown-it 3"
 
 
 @dataclass

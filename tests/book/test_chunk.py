@@ -7,8 +7,10 @@ import subprocess
 import sys
 import uuid
 
+import numpy as np
 import pytest
 
+from rag.answer.citations import pick_excerpt
 from rag.book.chunk import (
     CHUNK_NAMESPACE,
     ChunkerSettings,
@@ -264,6 +266,21 @@ def test_code_block_stays_whole_and_keeps_its_lines(embedder, settings) -> None:
     text = f"Start two nodes.\n\n{code}\n\nThen watch the topic."
     [chunk] = chunk_section(make_section(text), "b", settings, embedder.count_tokens_batch)
     assert code in chunk.text and chunk.has_code
+
+
+def test_a_table_and_a_list_keep_their_lines_and_read_plainly_in_an_excerpt(embedder, settings
+                                                                            ) -> None:
+    rows = "| Tyre width | Pressure |\n| --- | --- |\n| 25 mm | 90 psi |\n| 28 mm | 80 psi |"
+    text = (f"A 28 mm road tyre wants about 80 psi. Lower pressure gives more grip.\n\n{rows}\n\n"
+            "Check it weekly:\n\n- before a long ride\n- after a puncture")
+    [chunk] = chunk_section(make_section(text), "b", settings, embedder.count_tokens_batch)
+    assert rows in chunk.text and "\n- before a long ride\n- after a puncture" in chunk.text
+    excerpt = pick_excerpt(chunk.text, "A 28 mm road tyre")
+    assert "|" not in excerpt and "---" not in excerpt and "- before" not in excerpt
+    assert "28 mm; 80 psi" in excerpt and "before a long ride after a puncture" in excerpt
+    # newlines or spaces between units: the same word pieces, so the same vector
+    flat = embedder.embed_documents([" ".join(chunk.text.split())])[0]
+    assert float(np.abs(embedder.embed_documents([chunk.text])[0] - flat).max()) < 1e-5
 
 
 def test_empty_section_gives_no_chunks(embedder, settings) -> None:
