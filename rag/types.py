@@ -196,6 +196,10 @@ class Draft:
     # extractive: per quote, whether it is a short section read whole (rag.answer.passages)
     # rather than one unit; its probability is that of the chosen unit it stands for
     whole: tuple[bool, ...] = ()
+    # extractive: per quote, whether it is read around the quotes (a unit next to them in the
+    # lead's section, filling the word budget: rag.answer.window) rather than chosen; the
+    # confidence counts the others
+    around: tuple[bool, ...] = ()
     # generation_confidence is already the probability that the answer is right (extractive,
     # rag.answer.correctness): the confidence score is that, not a blend with retrieval
     calibrated: bool = False

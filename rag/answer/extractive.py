@@ -57,6 +57,7 @@ from rag.answer.evidence import (
 from rag.answer.llm import NOT_COVERED_SENTENCE
 from rag.answer.passages import PASSAGE, whole_section
 from rag.answer.quotes import (
+    MAX_WORDS,
     SUPPORT_FLOOR,
     Scored,
     choose,
@@ -82,6 +83,7 @@ from rag.answer.unit_scoring import (
     unit_features,
     unit_probabilities,
 )
+from rag.answer.window import fill_around
 from rag.book.sentences import HEADING
 from rag.index.lexical import tokenize
 from rag.index.sentences import SentenceTable
@@ -215,15 +217,22 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # inputs are the units'
     by_rule = bool(pair) or chosen != plain  # a pair is a rule's even where choose() agrees
     quoted = chosen if by_rule or count < 2 else whole_section(chosen, candidates, question)
+    # then the units next to the lead's quotes in its section, while the answer has words to
+    # spare (rag.answer.window): read around the quotes, not counted as quotes by the confidence
+    shown = [] if by_rule or count < 2 else fill_around(candidates, quoted, MAX_WORDS, question)
+    around = [s for s in shown if s not in quoted]
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked), len(quoted))
-    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or reading_order(quoted)]
+    parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or
+             (shown if around else reading_order(quoted))]
+    quoted += around
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in quoted))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),
                   tuple(s.probability for s in quoted), sources,
                   round(confidence, 4), runner_up, unquoted, covered, lead_asked,
                   more_units(scored, quoted), led_by=rule if by_rule else "",
-                  whole=tuple(s.unit.kind == PASSAGE for s in quoted))
+                  whole=tuple(s.unit.kind == PASSAGE for s in quoted),
+                  around=tuple(s in around for s in quoted))
 
 
 def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:
@@ -281,12 +290,13 @@ def _draft(text: str, markers: tuple[str, ...], quotes: tuple[str, ...],
            runner_up: float | None = None, unquoted: float | None = None,
            covered: float | None = None, asked: str | None = None,
            more: tuple[tuple[str, int, float], ...] = (), unstated: tuple[str, ...] = (),
-           led_by: str = "", whole: tuple[bool, ...] = ()) -> Draft:
+           led_by: str = "", whole: tuple[bool, ...] = (), around: tuple[bool, ...] = ()
+           ) -> Draft:
     """An answer (with the runner-up's probability: its confidence is calibrated) or a refusal
     (whose confidence is the best unit's probability, under the support floor)."""
     return Draft(text=text, markers=markers, generation_confidence=confidence,
                  provider=EXTRACTIVE, model=EXTRACTIVE, prompt="", raw_response=text,
                  quotes=quotes, sources=tuple(sources), supports=supports,
                  runner_up=runner_up, unquoted=unquoted, coverage=covered, asked=asked,
-                 more=more, unstated=unstated, led_by=led_by, whole=whole,
+                 more=more, unstated=unstated, led_by=led_by, whole=whole, around=around,
                  calibrated=runner_up is not None)

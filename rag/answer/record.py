@@ -4,10 +4,11 @@ audit log stores (its keys are the audit columns), and the Response read back fr
 Keys an audit row adds (log_id, session_id, client_id, app_version) are the log's, not the
 answer's. What an offline answer was made from (EVIDENCE_KEYS: answer_quotes, answer_supports,
 answer_runner_up, answer_unquoted, answer_coverage, answer_asked, answer_more, answer_unstated,
-answer_led_by, answer_whole) is kept twice: as keys of its own for the browser history, and
-together in `answer_evidence`, the audit column; clear_selection stays in the browser history
-only. The book (`book_id`, `book_title`) comes from the settings snapshot and is also put on each
-citation, so a link built from the citation alone knows which book it points into.
+answer_led_by, answer_whole, answer_around) is kept twice: as keys of its own for the browser
+history, and together in `answer_evidence`, the audit column; clear_selection stays in the
+browser history only. The book (`book_id`, `book_title`) comes from the settings snapshot and is
+also put on each citation, so a link built from the citation alone knows which book it points
+into.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ HEAVY_KEYS = ("candidate_pool", "llm_prompt", "llm_response", "settings", "valid
               "answer_evidence")
 EVIDENCE_KEYS = ("answer_quotes", "answer_supports", "answer_runner_up", "answer_unquoted",
                  "answer_coverage", "answer_asked", "answer_more", "answer_unstated",
-                 "answer_led_by", "answer_whole")
+                 "answer_led_by", "answer_whole", "answer_around")
 # each citation field, with what it reads as when an older row lacks it: its default, else None
 CITATION_DEFAULTS = {f.name: None if f.default is MISSING else f.default for f in fields(Citation)}
 
@@ -102,6 +103,7 @@ def _answer_fields(response: Response, meta: dict[str, Any],
         "answer_unstated": list(d.unstated) if d else [],
         "answer_led_by": d.led_by if d else "",
         "answer_whole": list(d.whole) if d else [],
+        "answer_around": list(d.around) if d else [],
         "confidence_score": _number(c.score), "confidence_level": c.level,
         "retrieval_confidence": _number(c.retrieval),
         "generation_confidence": _number(c.generation),

@@ -111,7 +111,7 @@ def test_pipeline_confidence_is_the_offline_answers_probability_of_being_right(
     assert stated == round(answer_probability(draft.supports[0], draft.runner_up,
                                               draft.unquoted, asks_specific(question),
                                               draft.coverage, draft.markers[0] == "S1",
-                                              bool(draft.asked), len(draft.quotes)), 4)
+                                              bool(draft.asked), draft.around.count(False)), 4)
     # retrieval is reported beside it, but the score is the fitted probability alone
     assert (c.retrieval, c.generation, c.score) == (round(best, 4), stated, stated)
     assert c.level == confidence_level(c.score, s.level_high, s.level_medium)

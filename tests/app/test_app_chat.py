@@ -40,7 +40,8 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
     assert [e.label for e in app.expander if e.label == "Why this answer"]
     why = next(e for e in app.expander if e.label == "Why this answer")
     quoted, hits = why.dataframe[0].value, why.dataframe[1].value
-    assert list(quoted.columns) == ["#", "quoted unit", "probability", "whole section"]
+    assert list(quoted.columns) == ["#", "quoted unit", "probability", "whole section",
+                                    "around"]
     assert quoted["quoted unit"].iloc[0] in markdown_text(app)  # the lead unit, as answered
     turn = app.session_state["_folio_history"].turns[-1]
     explained = [c.value for c in why.caption if c.value.startswith("Confidence ")]

@@ -399,11 +399,14 @@ def test_book_sections_in_book_order_and_selection_names():
 
 def test_quoted_units_are_listed_with_their_probability():
     frame = quote_frame(["First unit.", "Second unit."], [0.61, 0.2])
-    assert list(frame.columns) == ["#", "quoted unit", "probability", "whole section"]
+    assert list(frame.columns) == ["#", "quoted unit", "probability", "whole section", "around"]
     assert frame.loc[0, "quoted unit"] == "First unit." and frame.loc[1, "probability"] == 0.2
     assert not frame["whole section"].any()  # a record from before passages says nothing
     whole = quote_frame(["Pros: Cheap; Light", "Unit."], [0.5, 0.2], [True, False])
     assert whole["whole section"].tolist() == [True, False]
+    assert not whole["around"].any()  # a record from before units were read around the quotes
+    around = quote_frame(["Lead.", "Next."], [0.5, 0.2], [False, False], [False, True])
+    assert around["around"].tolist() == [False, True]
 
 
 def test_why_this_answer_shows_a_signal_or_rerank_only_once_it_counted():

@@ -20,19 +20,26 @@ def quoted_units(turn: dict) -> None:
     if quotes and len(supports) == len(quotes):
         st.markdown("**Quoted from the book** (the model's probability that each unit holds "
                     "the answer; the first one leads)")
-        whole = turn.get("answer_whole") or []
-        st.dataframe(quote_frame(quotes, supports, whole), hide_index=True, width="stretch",
+        whole, around = turn.get("answer_whole") or [], turn.get("answer_around") or []
+        st.dataframe(quote_frame(quotes, supports, whole, around), hide_index=True,
+                     width="stretch",
                      column_config={"#": st.column_config.NumberColumn("#", width=36),
                                     "quoted unit": "Quoted unit",
                                     "probability": st.column_config.NumberColumn(
                                         "Probability", format="%.3f", width="small"),
                                     "whole section": st.column_config.CheckboxColumn(
-                                        "Whole section", width="small")})
+                                        "Whole section", width="small"),
+                                    "around": st.column_config.CheckboxColumn(
+                                        "Around", width="small")})
         if any(whole):
             st.caption(f"A whole section is a short list or table ({SHORT_SECTION_WORDS} words or "
                        "fewer) quoted in full in place of the unit of it the answerer chose, "
                        "whose probability it carries: its other lines often answer the rest of "
                        "the question.")
+        if any(around):
+            st.caption("Around: a unit next to the quotes in the leading unit's section, read "
+                       "with them while the answer had words to spare (the sentence after the "
+                       "one that names the topic often holds the fact asked for).")
         if led_by := turn.get("answer_led_by"):
             st.caption(f"Chosen by a rule, not by probability alone: {led_by}.")
         runner_up = turn.get("answer_runner_up")
@@ -63,7 +70,8 @@ def confidence_caption(turn: dict, question: str, lead: float, runner_up: float)
         inputs.append("whether the leading unit came closer to the question through one the book "
                       "itself asks " + (f'("{asked}")' if asked else "(no)"))
     if "answer_whole" in turn:  # since 2026-11-28: how many quotes, a whole section counting once
-        inputs.append(f"how many quotes the answer needs ({len(turn.get('answer_quotes') or [])})")
+        needed = len(turn.get("answer_quotes") or []) - sum(turn.get("answer_around") or [])
+        inputs.append(f"how many quotes the answer needs ({needed})")
     listed = ", ".join(inputs[:-1]) + ", and " + inputs[-1]
     specific = " The question asks for a number or a definition, so the leading unit's " \
         "probability counts for more." if asks_specific(question) else ""

@@ -131,12 +131,16 @@ def rank_changes(before: Retrieval, after: Retrieval) -> pd.DataFrame:
 
 
 def quote_frame(quotes: Sequence[str], supports: Sequence[float],
-                whole: Sequence[bool] = ()) -> pd.DataFrame:
-    """The units an extractive answer quoted, with each one's probability of holding the answer
-    and whether it is a short section read whole (older records say nothing: no)."""
-    flags = list(whole) if len(whole) == len(quotes) else [False] * len(quotes)
+                whole: Sequence[bool] = (), around: Sequence[bool] = ()) -> pd.DataFrame:
+    """The units an extractive answer quoted, with each one's probability of holding the answer,
+    whether it is a short section read whole and whether it is read around the quotes (older
+    records say nothing: no)."""
+    def flags(values: Sequence[bool]) -> list[bool]:
+        return list(values) if len(values) == len(quotes) else [False] * len(quotes)
+
     return pd.DataFrame({"#": range(1, len(quotes) + 1), "quoted unit": list(quotes),
-                         "probability": list(supports), "whole section": flags})
+                         "probability": list(supports), "whole section": flags(whole),
+                         "around": flags(around)})
 
 
 def hit_name(hit: dict, names: Mapping[str, str] | None = None) -> str:
