@@ -56,7 +56,10 @@ def test_a_question_gets_an_answer_with_a_citation_link(app):
         f"({turn['answer_coverage']:.0%}), whether the leading unit is in the section "
         f"retrieval ranked first ({'yes' if lead == '1' else 'no'}), whether the leading "
         f"unit came closer to the question through one the book itself asks (no), and how "
-        f"many quotes the answer needs ({len(turn['answer_quotes'])})."]
+        f"many quotes the answer needs "
+        f"({len(turn['answer_quotes']) - sum(turn['answer_around'])})."]
+    if any(turn["answer_around"]):  # the units read around the quotes are named so
+        assert any(c.value.startswith("Around: a unit next to the quotes") for c in why.caption)
     assert list(hits.columns) == ["#", "section", "cited", "dense", "BM25", "term match",
                                   "blended", "text"]
     assert "Incremental versus Absolute Encoders" in " ".join(hits["section"])
@@ -80,16 +83,17 @@ def test_why_this_answer_names_the_rule_that_chose_the_quotes(app):
 
 
 def test_the_passages_that_scored_next_are_shown_under_the_answer(app):
-    """More from the book: the three units the answerer ranked just below its quotes, each
-    linked to its section; not part of the answer text."""
+    """More from the book: up to three units the answerer ranked just below its quotes (those
+    read around the quotes are in the answer), each linked to its section; not part of the
+    answer text."""
     ask(app, "Why do most humanoids use absolute encoders rather than incremental ones?")
     turn = app.session_state["_folio_history"].turns[-1]
     more = turn["answer_more"]
-    assert len(more) == 3 and all(m["text"] not in turn["answer_text"] for m in more)
+    assert 1 <= len(more) <= 3 and all(m["text"] not in turn["answer_text"] for m in more)
     assert [m["probability"] for m in more] == sorted((m["probability"] for m in more),
                                                       reverse=True)
     expander = next(e for e in app.expander if e.label.startswith("More from the book"))
-    assert expander.label == "More from the book: the 3 passage(s) that scored next"
+    assert expander.label == f"More from the book: the {len(more)} passage(s) that scored next"
     shown = " ".join(m.value for m in expander.markdown)
     for m in more:
         assert f"*“{m['text']}”*" in shown
@@ -180,7 +184,14 @@ LONG_PASSAGE = PASSAGE + (
     " An incremental encoder only counts ticks from where it started, so the robot must move each "
     "joint to a reference switch before it knows where it is. Homing takes several seconds and "
     "is unsafe when the robot lies on the floor. Absolute encoders cost more and need more "
-    "wires. Battery-backed counters lose their count when the battery runs flat.")
+    "wires. Battery-backed counters lose their count when the battery runs flat. Optical "
+    "encoders read a patterned disc with a light and a sensor, while magnetic encoders sense a "
+    "magnet on the shaft and shrug off dust and oil. Resolution is given in bits per turn, and "
+    "a 14-bit encoder splits one revolution into 16,384 steps. Cables to the joint encoders "
+    "run through every hip and knee, so designers keep them short and shielded. Absolute "
+    "encoders let a humanoid know every joint angle at power-up, so it can get up from the floor "
+    "without homing. Humanoids use absolute encoders on their joints because homing a robot that "
+    "lies on the floor is unsafe.")
 
 
 def test_the_passages_that_scored_next_in_a_pasted_passage_are_named_so(app):
