@@ -84,15 +84,26 @@ def says_something(lead: str) -> bool:
 
 def plain_text(markdown: str) -> str:
     """A chunk's canonical Markdown as the words a reader sees (an excerpt under a citation):
-    inline marks read, fences, table rules and item markers out, a table row's cells joined."""
-    lines = []
-    for line in markdown.split("\n"):
+    inline marks read, fences, table rules and item markers out, a table's rows read as the
+    book's units read them ("28 mm: Pressure 80 psi;", table_row) under the header that names
+    their cells, the last one ending in a full stop."""
+    lines: list[str] = []
+    rows = markdown.split("\n")
+    header: list[str] = []
+    for n, line in enumerate(rows):
         stripped = line.strip()
         if not stripped or stripped.startswith(("```", "~~~", "$$")) or \
                 set(stripped) <= set("|-: "):
             continue
         if stripped.startswith("|"):
-            stripped = "; ".join(c.strip() for c in stripped.strip("|").split("|") if c.strip())
+            following = rows[n + 1].strip() if n + 1 < len(rows) else ""
+            if following.startswith("|") and set(following) <= set("|-: "):
+                header = [clean_inline(c) for c in stripped.strip("|").split("|")]
+                continue  # the header names the cells of the rows under it
+            row = table_row(stripped, header) or "; ".join(
+                c.strip() for c in stripped.strip("|").split("|") if c.strip())
+            lines.append(row + (";" if following.startswith("|") else "."))
+            continue
         stripped = ITEM_MARK_RE.sub("", stripped.lstrip("> "))
         lines.append(clean_inline(stripped) if stripped else "")
     return " ".join(line for line in lines if line)
