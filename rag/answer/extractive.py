@@ -9,33 +9,34 @@ section's retrieval score, combined by a model fitted on labelled questions
 a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself and
 that question. Which units are quoted, and in what order, is rag.answer.quotes: the best unit
 leads, up to two more that also score well follow, from near it in its section or from another
-section; the units next to the lead's quotes in its section fill the answer's word budget
-(rag.answer.window). A unit that restates the reader's problem ("Symptom: ...") or points elsewhere
-("Related: ...", "In the next lesson, we'll explore ...") is not quoted while there is any other:
-in a troubleshooting entry it took the place of the fix (Physical AI answers holding every key fact
-44 -> 45 of 64, the sample book's unchanged at 53 of 87). Nor is an entry of a reference list,
-unless the question asks for reading: its title holds the question's words, not its answer
-(development sets unchanged at 184 of 298 right, one answer right by a title's words now refused,
-one that asked for the paper to cite now right). When no unit supports the question, or the best is
-weak and the quotes hold little of what the question asks (its topic, not its answer), the draft
-says the excerpts do not cover it: a nearby sentence is not an answer; unless retrieval's first
-section is very close in meaning to the question (CLOSE_SECTION), where a weak best unit means the
-reader words it otherwise. A question that asks for a measured quantity (a payload, a torque, a
-year: rag.answer.quantity) is answered only by quotes that state one of that kind (in a section
-that mentions the rare name it asks about, if it names one): led by the likeliest unit that does,
-if any reaches the support floor, or else refused, naming what the passages do not give; "What is
-X?" by the likeliest unit that defines X (not a heading that only spells out an acronym, unless the
-question asks what it stands for), if the best does not and one is there; "What's the difference
-between X and Y?" by the book's definitions of X and of Y, when it defines both (refused before, as
-each alone scored low against a question naming two things: development answers holding every key
-fact 186 -> 190 of 298, no other answer worse). The draft's generation confidence is the
-probability that the answer is right, from the best unit's probability, its lead over the
-runner-up, the share of the evidence the answer leaves unquoted, whether the question asks for a
-number or a definition, how much of the question the quotes cover, whether the leading unit is in
-retrieval's first section and whether it came closer through the book's own question
-(rag.answer.correctness); it is the answer's whole confidence score. The units that scored next are
-kept with the draft (Draft.more) and shown under the answer as more from the book; under a refusal,
-the units that came closest, as what the book says nearest to the question (not an answer). """
+section; their neighbours fill the answer's word budget (rag.answer.window). A unit that restates
+the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...", "In the next lesson,
+we'll explore ...") is not quoted while there is any other: in a troubleshooting entry it took the
+place of the fix (Physical AI answers holding every key fact 44 -> 45 of 64, the sample book's
+unchanged at 53 of 87). Nor is an entry of a reference list, unless the question asks for reading:
+its title holds the question's words, not its answer (development sets unchanged at 184 of 298
+right, one answer right by a title's words now refused, one that asked for the paper to cite now
+right). When no unit supports the question, or the best is weak and the quotes hold little of what
+the question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
+nearby sentence is not an answer; unless retrieval's first section is very close in meaning to the
+question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. A question
+that asks for a measured quantity (a payload, a torque, a year: rag.answer.quantity) is answered
+only by quotes that state one of that kind (in a section that mentions the rare name it asks about,
+if it names one): led by the likeliest unit that does, if any reaches the support floor, or else
+refused, naming what the passages do not give; "What is X?" by the likeliest unit that defines X
+(not a heading that only spells out an acronym, unless the question asks what it stands for), if
+the best does not and one is there; "What's the difference between X and Y?" by the book's
+definitions of X and of Y, when it defines both (refused before, as each alone scored low against a
+question naming two things: development answers holding every key fact 186 -> 190 of 298, no other
+answer worse). The draft's generation confidence is the probability that the answer is right, from
+the best unit's probability, its lead over the runner-up, the share of the evidence the answer
+leaves unquoted, whether the question asks for a number or a definition, how much of the question
+the quotes cover, whether the leading unit is in retrieval's first section and whether it came
+closer through the book's own question (rag.answer.correctness); it is the answer's whole
+confidence score. The units that scored next are kept with the draft (Draft.more) and shown under
+the answer as more from the book; under a refusal, the units that came closest, as what the book
+says nearest to the question (not an answer).
+"""
 
 from __future__ import annotations
 
@@ -216,8 +217,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # the quotes or one unit is asked for; the refusals and confidence inputs are the units'
     by_rule = bool(pair) or chosen != plain  # a pair is a rule's even where choose() agrees
     quoted = chosen if by_rule or count < 2 else whole_section(chosen, candidates, question)
-    # then the units next to the lead's quotes in its section while the answer has words to
-    # spare (rag.answer.window), read around the quotes: the confidence counts the quotes alone
+    # then their neighbours in the lead's section while words are spare (rag.answer.window)
     shown = [] if by_rule or count < 2 else fill_around(candidates, quoted, MAX_WORDS, question)
     around = [s for s in shown if s not in quoted]
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
