@@ -13,7 +13,7 @@ from scratch into a fresh folder, one after the other:
   from scratch embeds: every chunk text, then every sentence unit and question, each shortest
   first (the least padding), in the embedder's own batches. Timed around the embedding calls.
 - before / after: `python -m rag ingest` in that tree, timed from process start to exit. A
-  `before` that stops (a43dd13 raises IndexError on d2l) is shown as failed, with its error.
+  `before` that stops (older code on a book it cannot read) is shown as failed, with its error.
 
 Prints seconds, words/s and peak RSS (wait4's ru_maxrss of that process), each ingest's time as
 a multiple of the floor (issue 40's target: <= 1.3x, peak RSS <= 1.2 GB on d2l), and whether the
@@ -142,7 +142,7 @@ def measure(book: Path, trees: dict[str, Path], env: dict[str, str], work: Path,
             try:
                 measured, _ = run(tree, ["-m", "rag", "ingest", "--book", str(book), "--index",
                                          str(index), "--json"], env)
-            except RuntimeError as failed_run:  # today's code cannot read every book (issue 40)
+            except RuntimeError as failed_run:  # older code may not read every book
                 if name == "after":
                     raise
                 failed[name] = str(failed_run).strip().splitlines()[-1]
