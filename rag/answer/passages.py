@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 
 from rag.answer.evidence import EvidenceUnit
-from rag.answer.quotes import MAX_WORDS, Scored, label_of, quotable_units
+from rag.answer.quotes import MAX_WORDS, Scored, label_of, quotable_units, section_body
 from rag.book.lists import LABEL_WORDS
-from rag.book.sentences import HEADING, PROSE
+from rag.book.sentences import PROSE
 
 # A section whose quotable text (its title aside) is this short, a list or table with at most
 # MAX_PROSE sentences of prose, is quoted whole when it holds a quote (whole_section).
@@ -66,12 +66,10 @@ def _passage(unit: Scored, chosen: list[Scored], quotable: list[Scored], limit: 
              ) -> Scored | None:
     """The section of `unit` as one passage of its `quotable` units (as likely as `unit`), when
     it is short and adds something to the `chosen` units; else None."""
-    body = [s for s in quotable if s.unit.source == unit.unit.source
-            and not (s.unit.kind == HEADING and s.unit.position == 0)]
+    body = section_body(quotable, unit.unit.source)
     if unit not in body or all(s in chosen for s in body) or \
             sum(s.unit.kind == PROSE for s in body) > MAX_PROSE:
         return None
-    body.sort(key=lambda s: s.unit.position)
     text = passage_text([s.unit.text for s in body])
     if len(text.split()) > limit:
         return None

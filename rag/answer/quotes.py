@@ -23,7 +23,7 @@ from rag.answer.evidence import EvidenceUnit, gives_definition
 from rag.answer.shape import detour
 from rag.book.lists import OWN_LABEL_RE
 from rag.book.segment import CITATION_RE
-from rag.book.sentences import ROW
+from rag.book.sentences import HEADING, ROW
 from rag.index.lexical import tokenize
 from rag.retrieval.parts import named_parts, names_other_part, names_part, part_score, place_of
 from rag.types import Hit
@@ -94,6 +94,14 @@ def quotable_units(scored: list[Scored], question: str = "") -> list[Scored]:
             (papers or not CITATION_RE.match(s.unit.text)) and
             (ahead or not (s.unit.heading and POINTER_HEADING_RE.match(s.unit.heading[-1])))]
     return kept or scored
+
+
+def section_body(quotable: Sequence[Scored], source: int) -> list[Scored]:
+    """One section's `quotable` units in the book's order, its title (the heading that opens
+    it) aside: what a short section read whole and the units read around a quote are made of."""
+    return sorted((s for s in quotable if s.unit.source == source
+                   and not (s.unit.kind == HEADING and s.unit.position == 0)),
+                  key=lambda s: s.unit.position)
 
 
 def section_terms(scored: list[Scored]) -> dict[int, set[str]]:

@@ -20,21 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag.answer.quotes import Scored, quotable_units
-from rag.book.sentences import HEADING
+from rag.answer.quotes import Scored, quotable_units, section_body
 
 # The unit before the lead counts this share of its probability. From the window design of branch
 # answerer (2026-11-29, development sets of five books: 0.5-0.8 changed no book by more than one
 # answer).
 BEFORE_SHARE = 0.7
-
-
-def section_units(scored: Sequence[Scored], source: int, question: str) -> list[Scored]:
-    """The quotable units of one section in the book's order, its title aside."""
-    quotable = set(map(id, quotable_units(list(scored), question)))
-    return sorted((s for s in scored if s.unit.source == source and id(s) in quotable
-                   and not (s.unit.kind == HEADING and s.unit.position == 0)),
-                  key=lambda s: s.unit.position)
 
 
 def fill_around(scored: Sequence[Scored], quoted: Sequence[Scored], budget: int, question: str
@@ -43,7 +34,7 @@ def fill_around(scored: Sequence[Scored], quoted: Sequence[Scored], budget: int,
     fit `budget` words, the likeliest neighbour first (one before a quote counted BEFORE_SHARE):
     the lead's section in the book's order, then the quotes from other sections as they were."""
     lead = quoted[0]
-    section = section_units(scored, lead.unit.source, question)
+    section = section_body(quotable_units(list(scored), question), lead.unit.source)
     mine = [s for s in quoted if s.unit.source == lead.unit.source]
     rest = [s for s in quoted if s.unit.source != lead.unit.source]
     taken = {id(s) for s in mine}

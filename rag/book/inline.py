@@ -100,8 +100,8 @@ def plain_text(markdown: str) -> str:
             if following.startswith("|") and set(following) <= set("|-: "):
                 header = [clean_inline(c) for c in stripped.strip("|").split("|")]
                 continue  # the header names the cells of the rows under it
-            row = table_row(stripped, header) or "; ".join(
-                c.strip() for c in stripped.strip("|").split("|") if c.strip())
+            row = table_row(stripped, header) or clean_inline("; ".join(
+                c.strip() for c in stripped.strip("|").split("|") if c.strip()))
             lines.append(row + (";" if following.startswith("|") else "."))
             continue
         stripped = ITEM_MARK_RE.sub("", stripped.lstrip("> "))

@@ -370,3 +370,9 @@ def test_an_answer_names_a_same_titled_section_with_its_heading(tmp_path) -> Non
     shown = [p["section_title"] for p in response.metadata.get("more_from_book", [])]
     assert set(shown) <= {"Option 1: On-Premise Lab › Advantages", "Option 2: Cloud Lab › "
                           "Advantages", "Option 1: On-Premise Lab", "Option 2: Cloud Lab"}
+
+
+def test_a_table_row_of_one_cell_reads_plainly_in_an_excerpt():
+    """A row table_row cannot read (one cell) is still read as prose: its link keeps its text."""
+    excerpt = pick_excerpt("| See [the gearbox notes](/docs/gears) |\n| **Ratio** |")
+    assert excerpt == "See the gearbox notes; Ratio."
