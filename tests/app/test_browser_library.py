@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.builders import (
     HANDBOOK_TITLE,
@@ -72,7 +73,9 @@ def test_upload_index_ask_and_switch_back(server, browser):
         page.wait_for_function(
             "() => document.querySelector(\"[data-testid='stChatInput'] textarea\")"
             "?.placeholder.includes('Foundations of Physical AI')", timeout=STEP_MS)
-        assert page.get_by_text("28 mm road tyre").count() == 0
+        # the placeholder is drawn before the conversation: the handbook's turns stay on the page,
+        # greyed out, until this run has drawn the first book's; wait for them to go
+        expect(page.get_by_text("28 mm road tyre")).to_have_count(0, timeout=STEP_MS)
         shoot(page, "library-switched-back", full_page=True)
         assert not errors, errors
     finally:
