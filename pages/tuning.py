@@ -15,6 +15,7 @@ from pages.components.tuning.run import (
     objective_controls,
     outcomes_at,
 )
+from pages.components.tuning.saved import export_panel, keep_run, runs_panel
 from pages.components.tuning.sets import ActiveSet, display_path, question_set_panel
 from pages.components.tuning.stages import stages_panel
 from pages.components.tuning.starter import REFUSED_KEY, starter_panel
@@ -97,6 +98,7 @@ def show_results(ctx: AppContext, active: ActiveSet, ev: Evaluation, set_hash: s
     if picked := results.question_outcomes(result, w, t, outcomes):
         with st.container(border=True):
             results.drill_down(ctx, picked, cached_pools(ctx)[picked], w, t)
+    export_panel(ctx, active.name, ev, (w, t), outcomes, title, max_far)
     st.subheader("Retrieval stages", anchor=False)
     stages_panel(ctx, ev, active.name, set_hash, w, t)
     st.subheader("Apply", anchor=False)
@@ -123,17 +125,16 @@ except RagError as e:
     st.error(str(e), icon=":material/error:")
     active = None
 starter_panel(ctx, expanded=bool(st.session_state.get(REFUSED_KEY)))
-if active is None or not active.questions:
-    st.stop()
-
-st.subheader("Sweep", anchor=False)
-objective, max_far = objective_controls()
-try:
-    set_hash = content_hash(active.questions)
-    evaluation = evaluation_for(ctx, active.questions, set_hash, objective, max_far)
-    if evaluation is None:
-        st.stop()
-    show_results(ctx, active, evaluation, set_hash, objective_title(objective, max_far, s.top_k),
-                 max_far)
-except RagError as e:
-    st.error(str(e), icon=":material/error:")
+if active is not None and active.questions:
+    st.subheader("Sweep", anchor=False)
+    objective, max_far = objective_controls()
+    try:
+        set_hash = content_hash(active.questions)
+        evaluation = evaluation_for(ctx, active.questions, set_hash, objective, max_far)
+        if evaluation is not None:
+            keep_run(ctx, active.name, evaluation, set_hash, objective, max_far)
+            show_results(ctx, active, evaluation, set_hash,
+                         objective_title(objective, max_far, s.top_k), max_far)
+    except RagError as e:
+        st.error(str(e), icon=":material/error:")
+runs_panel(ctx)

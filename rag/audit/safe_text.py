@@ -40,3 +40,11 @@ def csv_cell_sql(column: str) -> str:
     starts = ", ".join("'" + s.replace("'", "''") + "'" for s in FORMULA_STARTS)
     return (f'CASE WHEN left("{column}", 1) IN ({starts}) THEN \'\'\'\' || "{column}" '
             f'ELSE "{column}" END')
+
+
+def csv_text(value: object) -> object:
+    """A text cell for a CSV a spreadsheet may open: one that would run as a formula gets a
+    leading apostrophe (as csv_cell_sql does in SQL); anything else is returned as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value

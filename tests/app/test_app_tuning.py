@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from pages.components.tuning import saved
 from rag.config import PROJECT_ROOT, load_settings
 from rag.retrieval.hybrid import rank_candidates
 from rag.tuning.evaluate import evaluate_set, gate_choice
 from rag.tuning.question_sets import serialize_questions
 from rag.tuning.questions import load_questions
 from rag.tuning.recommend import FAR_LIMIT, apply_risks, recommend
+from rag.tuning.runs import compare_figures, load_runs, runs_folder
 from rag.tuning.sweep import build_arrays, candidate_pass, run_sweep
 from rag.types import RetrievalSettings
 from tests.builders import SAMPLE_QUESTIONS, ask, markdown_text, open_app
@@ -158,6 +160,36 @@ def test_a_new_objective_only_redoes_the_arithmetic(swept, direct):
     assert f"threshold {rec.threshold:.2f}**" in markdown_text(at)
     assert "false-answer rate ≤ 0 %" in markdown_text(at)
     at.radio(key="tuning_objective").set_value("max_f1").run()
+
+
+def test_every_run_is_kept_downloads_and_two_compare(swept, direct):
+    """The sweep and the objective changed above are two kept runs of this book; the page sets
+    them side by side with rag's comparison, and offers the report and both CSVs."""
+    at, _ = swept
+    s, result, _ = direct
+    assert [b.label for b in at.get("download_button")] == [
+        "Report (HTML)", "Questions (CSV)", "Sweep grid (CSV)"]
+    folder = runs_folder(load_settings())
+    runs, unreadable = load_runs(folder)
+    # F1, Recall@k under 5 % then 0 % false answers, F1 again: the same run, saved anew
+    assert unreadable == 0 and len(runs) == 3
+    assert [(r.objective, r.max_far) for r in runs] == [
+        ("max_f1", None), ("max_recall_at_far", 0.0), ("max_recall_at_far", 0.05)]
+    kept = frame_with(at, "saved", "set", "recommended")
+    assert len(kept) == 3 and {Path(p).name for p in kept["set"]} == {"questions.yaml"}
+    a, b = at.selectbox(key="tuning_run_a").value, at.selectbox(key="tuning_run_b").value
+    assert (a, b) == (runs[1].id, runs[0].id)  # the newest on the right
+    shown = frame_with(at, "metric", "a", "b", "change").set_index("metric")
+    expected = compare_figures(runs[1], runs[0], "recommended", saved.LABELS).set_index("metric")
+    assert shown["a"].to_dict() == pytest.approx(expected["a"].to_dict(), nan_ok=True)
+    assert shown["b"].to_dict() == pytest.approx(expected["b"].to_dict(), nan_ok=True)
+    rec = recommend(result, "max_f1", None, current=(s.w_dense, s.threshold))
+    f1_run = next(r for r in runs if r.objective == "max_f1")
+    assert f1_run.points["recommended"] == [rec.w_dense, rec.threshold]
+    at.radio(key="tuning_runs_at").set_value("current").run()
+    shown = frame_with(at, "metric", "a", "b", "change").set_index("metric")
+    assert shown.loc["F1", "change"] == pytest.approx(0.0)  # same settings, same set
+    assert not at.exception, at.exception
 
 
 def test_a_selected_question_shows_its_candidates_and_opens_the_inspector(swept, direct):
@@ -454,3 +486,15 @@ def test_a_set_for_another_book_gets_no_recommendation(sample_settings, sample_i
     at.run()  # the next run opens the starter panel the refusal points to
     assert any(e.label == "Starter question set" and e.proto.expanded for e in at.expander)
 
+
+
+def test_a_run_that_cannot_be_kept_is_a_notice_and_the_results_stay(sample_settings, monkeypatch,
+                                                                    tmp_path):
+    env = workspace(tmp_path / "work", SMALL_SET)
+    (tmp_path / "tuning-runs").write_text("a file where the runs' folder would go")
+    at = tuning(monkeypatch, sample_settings.index_dir, tmp_path / "audit.duckdb", env)
+    run_sweep_button(at)
+    assert any("This run could not be kept for later" in c.value for c in at.caption)
+    assert "**Recommended: dense" in markdown_text(at)
+    assert [b.label for b in at.get("download_button")][0] == "Report (HTML)"
+    assert any(c.value.startswith("Every sweep you run is kept here") for c in at.caption)
