@@ -11,6 +11,15 @@ from rag.audit.schema import TABLE
 
 STATUSES = ("success", "partial", "refused", "error")
 UNKNOWN_BOOK = ""  # the book id of rows logged before Folio recorded the book (NULL in the table)
+# The confidence a reader was shown (pages.components.common.format.badges_markdown): a question
+# refused before any answer was drafted (its stage latencies name no synthesis) shows retrieval's
+# score, not the stored blend of it with a default for the missing draft; every other row shows
+# confidence_score. The explorer's column, filter, histogram and means all use this one.
+SHOWN_CONFIDENCE = (
+    "(CASE WHEN status = 'refused' AND json_type(stage_latency_ms) = 'OBJECT' "
+    "AND len(json_keys(stage_latency_ms)) > 0 "
+    "AND NOT json_exists(stage_latency_ms, '$.synthesis') "
+    "THEN coalesce(retrieval_confidence, confidence_score) ELSE confidence_score END)")
 
 
 @dataclass(frozen=True)
@@ -54,9 +63,9 @@ def where_clause(filters: AuditFilters | None) -> tuple[str, list[Any]]:
     if f.statuses:
         add("list_contains(?::VARCHAR[], status)", list(f.statuses))
     if f.min_confidence is not None:
-        add("confidence_score >= ?", float(f.min_confidence))
+        add(f"{SHOWN_CONFIDENCE} >= ?", float(f.min_confidence))
     if f.max_confidence is not None:
-        add("confidence_score <= ?", float(f.max_confidence))
+        add(f"{SHOWN_CONFIDENCE} <= ?", float(f.max_confidence))
     if f.reason_codes:
         add("list_has_any(reason_codes, ?::VARCHAR[])", list(f.reason_codes))
     if f.providers:

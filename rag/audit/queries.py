@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import duckdb
 import pandas as pd
 
-from rag.audit.filters import AuditFilters, Scope, source_sql
+from rag.audit.filters import SHOWN_CONFIDENCE, AuditFilters, Scope, source_sql
 from rag.audit.safe_text import TEXT_COLUMNS, csv_cell_sql
 from rag.audit.schema import JSON_COLUMNS, LIST_COLUMNS, TABLE
 from rag.errors import InputError
@@ -72,7 +72,8 @@ class AuditReader:
         """One page of logs, newest first, without the large JSON columns."""
         if limit < 0 or offset < 0:
             raise InputError("Paging needs a limit and an offset of 0 or more.")
-        cols = ", ".join(f'"{c}"' for c in LIST_VIEW_COLUMNS)
+        cols = ", ".join([*(f'"{c}"' for c in LIST_VIEW_COLUMNS),
+                          f"{SHOWN_CONFIDENCE} AS shown_confidence"])
         return self._frame(f'SELECT {cols} FROM {{logs}} ORDER BY "timestamp" DESC, log_id '
                            "LIMIT ? OFFSET ?", filters, include_archive, (limit, offset))
 
@@ -111,7 +112,7 @@ class AuditReader:
 
     def stats(self, filters: AuditFilters | None = None,
               include_archive: bool = False) -> dict[str, Any]:
-        out = self._row("""
+        out = self._row(f"""
             SELECT count(*) AS total, count_if(success)::BIGINT AS answered,
                    count_if(status = 'partial')::BIGINT AS partial,
                    count_if(status = 'refused')::BIGINT AS refused,
@@ -119,8 +120,8 @@ class AuditReader:
                    min("timestamp") AS first, max("timestamp") AS last,
                    quantile_cont(total_latency_ms, 0.5) AS latency_p50_ms,
                    quantile_cont(total_latency_ms, 0.95) AS latency_p95_ms,
-                   avg(confidence_score) FILTER (WHERE status <> 'error') AS confidence_mean
-            FROM {logs}""", filters, include_archive)
+                   avg({SHOWN_CONFIDENCE}) FILTER (WHERE status <> 'error') AS confidence_mean
+            FROM {{logs}}""", filters, include_archive)
         for key in ("latency_p50_ms", "latency_p95_ms", "confidence_mean"):
             out[key] = None if out[key] is None else round(float(out[key]), 4)
         total = out["total"]
@@ -158,7 +159,7 @@ class AuditReader:
         if not 1 <= bins <= 100:
             raise InputError(f"A histogram needs 1 to 100 bins, not {bins}.")
         counts = self._frame(f"""
-            SELECT least(greatest(floor(confidence_score * {bins})::INTEGER, 0), {bins - 1})
+            SELECT least(greatest(floor({SHOWN_CONFIDENCE} * {bins})::INTEGER, 0), {bins - 1})
                    AS bin, count(*) AS count
             FROM {{logs}} WHERE confidence_score IS NOT NULL AND status <> 'error'
             GROUP BY bin""", filters, include_archive)
@@ -188,11 +189,11 @@ class AuditReader:
     def most_asked(self, filters: AuditFilters | None = None, n: int = 10,
                    include_archive: bool = False) -> pd.DataFrame:
         """Questions grouped case- and space-insensitively; the latest wording is shown."""
-        return self._frame("""
+        return self._frame(f"""
             SELECT arg_max(user_query_text, "timestamp") AS question, count(*) AS count,
                    count_if(success)::BIGINT AS answered, max("timestamp") AS last_asked,
-                   avg(confidence_score) AS confidence_mean
-            FROM {logs} WHERE trim(coalesce(user_query_text, '')) <> ''
+                   avg({SHOWN_CONFIDENCE}) AS confidence_mean
+            FROM {{logs}} WHERE trim(coalesce(user_query_text, '')) <> ''
             GROUP BY lower(trim(user_query_text))
             ORDER BY count DESC, last_asked DESC LIMIT ?""", filters, include_archive, (n,))
 

@@ -32,8 +32,10 @@ LIST_CONFIG = {
                                               help="The question's type, which steered its "
                                                    "retrieval."),
     "mode_used": st.column_config.TextColumn("Mode used", width=100),
-    "confidence_score": st.column_config.ProgressColumn("Confidence", format="%.2f",
-                                                        min_value=0.0, max_value=1.0, width=100),
+    "shown_confidence": st.column_config.ProgressColumn(
+        "Confidence", format="%.2f", min_value=0.0, max_value=1.0, width=100,
+        help="As the chat showed it: for a question refused before any answer was drafted, "
+             "retrieval's score (the chat's 'Retrieval' badge)."),
     "total_latency_ms": st.column_config.NumberColumn("Latency ms", format="%.0f", width=80),
     "reason_codes": st.column_config.ListColumn("Guardrails", width=150),
     "llm_provider": st.column_config.TextColumn("Answerer", width=80),
