@@ -50,7 +50,11 @@ if b is not None:
     view.compare_view(a, b, min(limit, 15) if limit == 25 else limit)
 else:
     moved = sum(h.moved == "in" for h in a.candidates)
-    st.markdown(f"**{len(a.candidates)} candidates** · {sum(h.passed for h in a.candidates)} "
+    # the point these numbers were ranked at, named: a slider moved ahead by keys (one rerun
+    # per key) never leaves numbers that could be read as the slider's
+    st.markdown(f"**At dense {a.settings.w_dense:.2f} · threshold {a.settings.threshold:.2f} · "
+                f"top-k {a.settings.top_k}: {len(a.candidates)} candidates** · "
+                f"{sum(h.passed for h in a.candidates)} "
                 f"pass the threshold · {len(a.hits)} in the final top-k · best blended "
                 f"{a.best_score:.3f}" + (f" · re-ranking brought {moved} into the top-k"
                                          if a.settings.rerank != "off" else ""))

@@ -55,6 +55,7 @@ def test_moving_sliders_reranks_like_rag(inspector, sample_settings, sample_inde
                                    top_k=3)
     assert_table_matches(inspector.dataframe[0].value, expected(sample_index, settings))
     assert any("BM25 weight = 1 − dense = **0.50**" in c.value for c in inspector.caption)
+    assert "**At dense 0.50 · threshold 0.40 · top-k 3:" in markdown_text(inspector)
 
 
 def test_a_new_pool_size_collects_candidates_again(inspector, sample_settings, sample_index):
