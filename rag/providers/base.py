@@ -123,6 +123,11 @@ class Embedder(ABC):
         answerer compares with the book's sentence vectors."""
         return self.embed_query(text)
 
+    def query_is_exact(self) -> bool:
+        """Whether embed_query already is embed_query_exact (no approximate copy answers
+        retrieval's questions), so one vector serves both."""
+        return True
+
 
 def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)

@@ -186,6 +186,9 @@ class LocalEmbedder(Embedder):
     def embed_query_exact(self, text: str) -> np.ndarray:
         return super().embed_query(text)
 
+    def query_is_exact(self) -> bool:
+        return self._int8_encoder() is None
+
     def _fall_back(self, error: Exception) -> None:
         LOG.warning("Embedding through PyTorch instead of ONNX Runtime: %s", error)
         self._encoder = None

@@ -37,7 +37,13 @@ class QueryMemo(Embedder):
         return self.embedder.embed_documents(texts, progress)
 
     def embed_query(self, text: str) -> np.ndarray:
+        if self.query_is_exact():  # retrieval's vector is the answerer's: embed once
+            return self.embed_query_exact(text)
         return self._memo(text, "", self.embedder.embed_query)
+
+    def query_is_exact(self) -> bool:
+        exact = getattr(self.embedder, "query_is_exact", None)  # a duck-typed embedder: no
+        return bool(exact and exact())
 
     def embed_query_exact(self, text: str) -> np.ndarray:
         return self._memo(text, "exact", self.embedder.embed_query_exact)
