@@ -471,6 +471,23 @@ def streamlit_app(work: Path, **env: str) -> Iterator[str]:
             print((work / "streamlit.log").read_text()[-4000:])  # why it died, in the report
 
 
+def refuse_network(context, allow) -> list[str]:
+    """Route every request of a Playwright browser context: those whose URL `allow` accepts go
+    on, the others are aborted and listed in the returned list (filled as the page loads)."""
+    refused: list[str] = []
+
+    def route(r) -> None:
+        url = r.request.url
+        if allow(url):
+            r.continue_()
+        else:
+            refused.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    return refused
+
+
 def shoot(page, name: str, full_page: bool = False) -> None:
     """A screenshot of a Playwright page, tests/app/artifacts/<name>.png (git-ignored), for a
     person to look at."""

@@ -13,7 +13,7 @@ import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from rag.config import PROJECT_ROOT
-from tests.builders import chromium, shoot, streamlit_app
+from tests.builders import chromium, refuse_network, shoot, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ANSWER = "[data-testid='stChatMessageContent']"
@@ -151,18 +151,9 @@ def test_nothing_is_fetched_from_the_network(server, browser):
     data:/blob: URL) is aborted and recorded, and must not happen. The icons are drawn with the
     bundled Material Symbols font (a glyph, not its ligature name such as "forum")."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    remote: list[str] = []
-
-    def route(r) -> None:
-        url = r.request.url
-        if url.startswith(("data:", "blob:")) or urlparse(url).hostname in LOOPBACK:
-            r.continue_()
-        else:
-            remote.append(url)
-            r.abort()
-
     try:
-        context.route("**/*", route)
+        remote = refuse_network(context, lambda url: url.startswith(("data:", "blob:"))
+                                or urlparse(url).hostname in LOOPBACK)
         page = context.new_page()
         page.goto(server)
         page.locator("[data-testid='stChatInput'] textarea").wait_for(timeout=FIRST_LOAD_MS)

@@ -9,7 +9,6 @@ import csv
 import dataclasses
 import io
 import re
-from urllib.parse import urlparse
 
 import pytest
 
@@ -21,7 +20,7 @@ from pages.components.tuning.export import (
 )
 from rag.tuning.evaluate import CURRENT, evaluate_set
 from rag.tuning.questions import Question, load_questions
-from tests.builders import SAMPLE_QUESTIONS, chromium, shoot
+from tests.builders import SAMPLE_QUESTIONS, chromium, refuse_network, shoot
 
 pytestmark = pytest.mark.slow
 HOSTILE = Question(question="=HYPERLINK(\"http://x\",\"<script>alert(1)</script> encoders\")",
@@ -91,18 +90,8 @@ def test_the_report_draws_its_charts_offline(evaluated, browser, tmp_path):
     path.write_text(html_report(evaluated, report_context(evaluated),
                                 evaluated.answers[CURRENT]), encoding="utf-8")
     context = browser.new_context(viewport={"width": 1300, "height": 900})
-    fetched: list[str] = []
-
-    def route(r) -> None:
-        url = r.request.url
-        if url.startswith(("data:", "blob:", "file:")):
-            r.continue_()
-        else:
-            fetched.append(url)
-            r.abort()
-
     try:
-        context.route("**/*", route)
+        fetched = refuse_network(context, lambda url: url.startswith(("data:", "blob:", "file:")))
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -112,6 +101,6 @@ def test_the_report_draws_its_charts_offline(evaluated, browser, tmp_path):
         assert page.locator(".js-plotly-plot .heatmaplayer, .js-plotly-plot image").count() >= 1
         shoot(page, "tuning-report", full_page=True)
         assert not errors, errors
-        assert [u for u in fetched if urlparse(u).scheme not in ("file",)] == []
+        assert fetched == []  # the report's script and styles are all inside it
     finally:
         context.close()
