@@ -157,10 +157,22 @@ def load_runs(folder: Path) -> tuple[list[TuningRun], int]:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.pop("format", None) != FORMAT:
                 raise ValueError("another format")
-            runs.append(TuningRun(**data))
-        except (OSError, ValueError, TypeError, AttributeError):
+            runs.append(_checked(TuningRun(**data)))
+        except (OSError, ValueError, TypeError, AttributeError, KeyError, IndexError):
             unreadable += 1
     return sorted(runs, key=lambda r: r.saved_at, reverse=True), unreadable
+
+
+def _checked(run: TuningRun) -> TuningRun:
+    """The run if every field the page reads has its shape (a hand-edited file may not)."""
+    if not (isinstance(run.figures, dict) and isinstance(run.questions, list)
+            and all(isinstance(v, dict) for v in run.figures.values())
+            and all(isinstance(r, dict) and isinstance(r["question"], str)
+                    for r in run.questions)):
+        raise ValueError("not a run")
+    run.label  # noqa: B018  (reads saved_at, points and the objective)
+    "{:.2f} · {:.2f}".format(*run.points[CURRENT])
+    return run
 
 
 def delete_run(folder: Path, run_id: str) -> None:
@@ -190,8 +202,12 @@ def compare_questions(a: TuningRun, b: TuningRun, point: str) -> pd.DataFrame:
         if ra is not None and rb is not None and all(
                 ra.get(k) == rb.get(k) for k in ("outcome", "correct", "answer_correct")):
             continue
-        change = ("only in A" if rb is None else "only in B" if ra is None else
-                  _change(ra, rb))
+        if question not in by_a or question not in by_b:
+            change = "only in A" if question in by_a else "only in B"
+        elif ra is None or rb is None:  # a run with no recommended point
+            change = f"no point in {'A' if ra is None else 'B'}"
+        else:
+            change = _change(ra, rb)
         rows.append({"question": question, "change": change,
                      **{f"{k}_a": (ra or {}).get(k) for k in QUESTION_FIELDS},
                      **{f"{k}_b": (rb or {}).get(k) for k in QUESTION_FIELDS}})

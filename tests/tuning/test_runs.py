@@ -96,8 +96,12 @@ def test_a_damaged_or_foreign_file_is_skipped_and_counted(evaluations, tmp_path)
     (tmp_path / "other.json").write_text(json.dumps({"format": 99}), encoding="utf-8")
     (tmp_path / "list.json").write_text("[1, 2]", encoding="utf-8")
     (tmp_path / "fields.json").write_text(json.dumps({"format": 1, "id": "x"}), encoding="utf-8")
+    shapes = make_run(ev).to_dict() | {"points": []}  # every field there, one of the wrong shape
+    (tmp_path / "shape.json").write_text(json.dumps(shapes), encoding="utf-8")
+    rows = make_run(ev).to_dict() | {"questions": [{"asked": "?"}]}
+    (tmp_path / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
     runs, unreadable = load_runs(tmp_path)
-    assert len(runs) == 1 and unreadable == 4
+    assert len(runs) == 1 and unreadable == 6
     assert load_runs(tmp_path / "missing") == ([], 0)
 
 
@@ -136,6 +140,9 @@ def test_two_runs_compare_by_figure_and_by_question(evaluations):
     shorter = dataclasses.replace(b, questions=b.questions[1:])
     only = compare_questions(a, shorter, CURRENT)
     assert only.set_index("question").loc[a.questions[0]["question"], "change"] == "only in A"
+    pointless = dataclasses.replace(b, questions=[{k: v for k, v in r.items() if k != RECOMMENDED}
+                                                  for r in b.questions])
+    assert set(compare_questions(a, pointless, RECOMMENDED)["change"]) == {"no point in B"}
 
 
 def test_runs_live_beside_the_audit_database_per_book(sample_settings):
