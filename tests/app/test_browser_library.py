@@ -64,6 +64,7 @@ def test_upload_index_ask_and_switch_back(server, browser):
             "title => document.querySelector(\"[data-testid='stChatInput'] textarea\")"
             "?.placeholder.includes(title)", arg=HANDBOOK_TITLE, timeout=STEP_MS)
         shoot(page, "library-indexed", full_page=True)
+        assert sidebar.get_by_text("handbook.epub").count() == 0  # the upload field is empty again
         answer = ask(page, "What pressure should I pump my 28 mm road tyre to?")
         assert "80 psi" in answer, answer
         shoot(page, "library-answered", full_page=True)

@@ -19,6 +19,7 @@ from rag.errors import RagError
 BOOK_KEY = "folio_book"  # the chosen book's id, for this browser session
 PICKER_KEY = "folio_book_picker"
 FLASH_KEY = "_folio_flash"
+ADDED_KEY = "_folio_books_added"  # books added in this session: a new upload field after each
 
 
 @st.cache_data(ttl=60, show_spinner=False, max_entries=256)
@@ -69,7 +70,9 @@ def render_book_picker(settings: Settings, may_add: bool) -> None:
 
 
 def _add_panel(default: Settings) -> None:
+    added = st.session_state.get(ADDED_KEY, 0)  # a new key per book added: the fields start empty
     upload = st.file_uploader("Upload a book", type=[s.lstrip(".") for s in UPLOADS],
+                              key=f"library_upload_{added}",
                               help="A PDF, Word (.docx), EPUB or Markdown file, or a .zip of a "
                                    "book folder (Docusaurus, MkDocs, mdBook, Jupyter Book, "
                                    "plain Markdown or a built HTML site).")
@@ -81,7 +84,8 @@ def _add_panel(default: Settings) -> None:
             st.error(str(e), icon=":material/error:")
         else:
             _added(book_id_for(folder), f"Added {upload.name}.")
-    path = st.text_input("…or a book folder on this machine", placeholder="/home/me/my-book")
+    path = st.text_input("…or a book folder on this machine", placeholder="/home/me/my-book",
+                         key=f"library_folder_{added}")
     if path.strip() and st.button("Add folder", icon=":material/create_new_folder:"):
         try:
             entry = add_folder(Path(path.strip()), default.library_dir)
@@ -92,6 +96,7 @@ def _add_panel(default: Settings) -> None:
 
 
 def _added(book_id: str, message: str) -> None:
+    st.session_state[ADDED_KEY] = st.session_state.get(ADDED_KEY, 0) + 1
     _switch(book_id)
     st.session_state[FLASH_KEY] = f"{message} Its index is built the first time it opens."
     st.rerun()
