@@ -4,7 +4,7 @@ keeps it, run in the Folio folder so it reads that folder's settings and index."
 from __future__ import annotations
 
 import argparse
-import subprocess
+import os
 import sys
 
 from rag.config import PROJECT_ROOT
@@ -27,9 +27,11 @@ def app_command(extra: list[str]) -> list[str]:
 
 
 def run_app(args: argparse.Namespace) -> int:
-    # Streamlit reads .streamlit/config.toml from the folder it runs in: the Folio folder's
+    """Become `streamlit run` (exec, same process): a SIGTERM from a service manager or a test,
+    or Ctrl-C, reaches Streamlit itself; as a child it outlived a terminated `folio app`."""
     command = app_command(list(args.streamlit_args))
-    try:
-        return subprocess.call(command, cwd=PROJECT_ROOT)
-    except KeyboardInterrupt:  # Ctrl-C stops Streamlit too; not an error
-        return 0
+    os.chdir(PROJECT_ROOT)  # Streamlit reads .streamlit/config.toml from the folder it runs in
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(command[0], command)
+    return 0  # not reached

@@ -156,6 +156,24 @@ def assert_app_starts(folio: str, home: Path, env: dict[str, str]) -> None:
             except OSError:
                 continue
         assert health == "ok", app.stdout.read() if app.poll() is not None else "no answer"
-    finally:
-        app.terminate()
+        app.terminate()  # as a service manager stops it: Streamlit itself must stop
         app.wait(timeout=30)
+        assert not serving(port), "`folio app` was stopped but Streamlit still serves"
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait(timeout=30)
+
+
+def serving(port: int, seconds: float = 10) -> bool:
+    """Whether anything still accepts connections on the loopback port after `seconds`."""
+    import socket
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        time.sleep(0.5)
+    return True
