@@ -21,10 +21,10 @@ from rag.tuning.answers import (
     level_table,
     missing_fact_places,
     risk_coverage,
-    summarise_answers,
 )
 from rag.tuning.fact_places import describe_counts
 from rag.tuning.recommend import OBJECTIVES, Recommendation, objective_grid
+from rag.tuning.runs import answer_figures  # noqa: F401  (the page's modules import it from here)
 from rag.tuning.sweep import PoolArrays, SweepResult, run_sweep
 from rag.tuning.uncertainty import describe_calibration
 
@@ -120,15 +120,6 @@ def outcome_frame(result: SweepResult, w_dense: float, threshold: float) -> pd.D
     table["outcome"] = np.where(table["answered"], "answered", refused)
     table["scope"] = np.where(table["in_scope"], "in scope", "out of scope")
     return table
-
-
-def answer_figures(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | None]:
-    """The answer pass's headline figures, keyed as figures_frame expects."""
-    summary = summarise_answers(outcomes, uncertainty=False)  # every rerun: no simulation
-    return {"answer_accuracy": summary["accuracy"],
-            "answer_with_more": summary["accuracy_with_more"],
-            "answer_false_rate": summary["false_answer_rate"], "ece": summary["ece"],
-            "auroc": summary["auroc"]}
 
 
 def fact_place_summary(outcomes: Sequence[AnswerOutcome]) -> str:
