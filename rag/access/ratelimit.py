@@ -35,6 +35,7 @@ STATE_NAME = "ratelimit.sqlite"
 RETRY_FILE_AFTER_S = 30.0  # after a failure, how long the per-process counter stands in
 BUSY_TIMEOUT_S = 5.0
 DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)  # primary result codes
+RUN_ATTEMPTS = 3  # a damaged file healed, then one more try if another thread healed it too
 log = logging.getLogger(__name__)
 
 
@@ -152,26 +153,36 @@ class RateLimiter:
             db.execute("INSERT INTO questions (client, asked) VALUES (?, ?)", (client, now))
         return decision
 
-    def _run(self, work: Callable[[sqlite3.Connection], object], failed: object,
-             healed: bool = False) -> object:
-        """`work` inside one BEGIN IMMEDIATE transaction; `failed` when the file fails."""
-        try:
-            db = self._connection()
-            db.execute("BEGIN IMMEDIATE")
+    def _run(self, work: Callable[[sqlite3.Connection], object], failed: object) -> object:
+        """`work` inside one BEGIN IMMEDIATE transaction; `failed` when the file fails.
+
+        A damaged file is healed and the work tried again; so is work that failed because
+        another thread healed the file under it (its -wal and -shm removed, the path moved)."""
+        for attempt in range(RUN_ATTEMPTS):
+            generation = self._generation
             try:
-                result = work(db)
-            except BaseException:
-                db.rollback()
-                raise
-            db.commit()
-            return result
-        except sqlite3.DatabaseError as e:
-            if not healed and (getattr(e, "sqlite_errorcode", 0) & 0xFF) in DAMAGE_CODES:
-                self._heal(e)
-                return self._run(work, failed, healed=True)
-            return self._fail(e, failed)
-        except (sqlite3.Error, OSError) as e:
-            return self._fail(e, failed)
+                db = self._connection()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(db)
+                except BaseException:
+                    db.rollback()
+                    raise
+                db.commit()
+                return result
+            except (sqlite3.Error, OSError) as e:
+                last = attempt == RUN_ATTEMPTS - 1
+                if not last and isinstance(e, sqlite3.DatabaseError) and \
+                        (getattr(e, "sqlite_errorcode", 0) & 0xFF) in DAMAGE_CODES:
+                    self._heal(e)
+                    continue
+                with self._heal_lock:  # waits for a heal under way in another thread
+                    replaced = self._generation != generation
+                if not last and replaced:
+                    self._drop_connection()
+                    continue
+                return self._fail(e, failed)
+        return failed  # not reached: the last attempt returns or fails over
 
     def _heal(self, error: sqlite3.Error) -> None:
         """Move the damaged file aside (unless another thread or process already has: the file
@@ -218,14 +229,16 @@ class RateLimiter:
         db = getattr(self._local, "db", None)
         if db is None or self._local.pid != os.getpid() or \
                 self._local.generation != self._generation:
-            self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.state_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            self._local.db, self._local.pid = db, os.getpid()
-            self._local.generation = self._generation
-            self._local.inode = self.state_path.stat().st_ino
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # a lost last second of counts is harmless
-            self._create(db)
+            with self._heal_lock:  # never opened while another thread moves a damaged file
+                self.state_path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.state_path, timeout=BUSY_TIMEOUT_S,
+                                     isolation_level=None)
+                self._local.db, self._local.pid = db, os.getpid()
+                self._local.generation = self._generation
+                self._local.inode = self.state_path.stat().st_ino
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # a lost last second is harmless
+                self._create(db)
         return db
 
 
