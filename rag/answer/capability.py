@@ -26,12 +26,15 @@ CAPABILITY_CODE = "capability_code"
 CAPABILITY_REALTIME = "capability_realtime"
 CAPABILITY_PREDICTION = "capability_prediction"
 
-_LANGUAGES = r"python|c\+\+|rust|java|javascript|typescript|matlab|julia|golang"
+_LANGUAGES = (r"python|c\+\+|c#|rust|java|javascript|typescript|matlab|julia|golang|kotlin|swift|"
+              r"ruby|php|bash|shell|sql|yaml|json|html|css")
 # what opens a request addressed to Folio; "show me how ..." asks how, as a question does
 _REQUEST_START = (r"^\W*+(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?|"
                   r"i (?:need|want|would like|'d like) you to\s+|help me\s+)?")
 _MAKE = r"(?:write|implement|generate|create|build|code up|give me|show me(?! how)|produce|provide)"
-_ARTEFACTS = r"code|source code|pseudo-?code|scripts?|snippets?|programs?"
+_ARTEFACTS = (r"code|source code|pseudo-?code|scripts?|snippets?|programs?|implementations?|"
+              r"apps?|applications?|fixtures?|config(?:uration)?s?|manifests?|dockerfiles?|"
+              r"sketch(?:es)?|dashboards?")
 _SOFTWARE = (r"functions?|class(?:es)?|methods?|modules?|library|implementation|package|api|"
              r"files?|components?|kernels?|endpoints?|nodes?|services?|servers?|clients?|"
              r"plugins?|widgets?|tests?")
@@ -44,6 +47,9 @@ CODE_REQUEST_RE = re.compile(
     rf"(?:{_SOFTWARE})\b"
     # "Implement X for me", "Code up a Kalman filter"
     rf"|{_REQUEST_START}(?:implement|code up|code)\b"
+    # "Write me a complete ... app", "Build a working ..."
+    rf"|{_REQUEST_START}(?:write|generate|create|build)\b[^.?!]{{0,12}}?\b"
+    rf"(?:complete|full|working|whole|entire)\b"
     # "I need a script that ...", "I want some code to ..."
     rf"|^\W*+i (?:need|want|would like|'d like) (?:a|an|some|the)\b[^.?!]{{0,40}}?\b"
     rf"(?:{_ARTEFACTS}|functions?|class)\b\s+(?:that|which|to|for)\b",
@@ -58,9 +64,15 @@ REALTIME_RE = re.compile(
     r"\b(right now|as of (?:now|today)|currently available|yesterday|tomorrow|"
     r"tonight|today's|this (?:week|month|year|morning|afternoon|evening|semester|quarter)|"
     r"who(?:'s| is| will be) (?:teaching|lecturing|grading)|"
-    r"(?:last|next) (?:week|month|year)|(?:stock|share) prices?|"
+    # "last week" is past, "the last week of the course" is the book's
+    r"(?<!the )(?:last|next) (?:week|month|year)(?! of)|(?:stock|share) prices?|"
     r"(?:current|latest|today's) (?:prices?|valuation|market|events?|ceo|weather|stock|"
-    r"rankings?|standings)|latest (?:version|release|firmware|models?|results?|figures)|"
+    r"rankings?|standings)|latest (?:version|release|edition|firmware|models?|results?|figures)|"
+    # a ranking or a release as it stands now
+    r"(?:currently|nowadays|these days|at present) (?:tops?|leads?|ranks? first|holds? the "
+    r"record|is the (?:best|leading|top|fastest|largest|most \w+))|"
+    r"(?:released|out|available|launched|shipped) yet|"
+    r"next (?:edition|version|release)\b[^.?!]{0,30}\b(?:come out|be released|be out)|"
     r"(?:latest|recent|breaking|current)\s+(?:\w+\s+){0,2}?news|in the news|"
     r"weather (?:forecast|like|today|tomorrow|in|for)|"
     # news of the day: "patches announced today", "a release published this morning"

@@ -23,6 +23,12 @@ NEW_CODE = [
     "I need a script that downloads the dataset every night.",
     "Write a CUDA kernel that sums two vectors.",
     "How would I do this in Java?",  # the answer before, carried over to another language
+    "Write a test fixture that seeds the database with three users.",  # artefacts by name
+    "Give me a docker compose YAML for the app and a database.",
+    "Write an Apache configuration that serves the docs folder.",
+    "Give me a NumPy implementation of beam search.",
+    "Write me a complete blog app with comments and likes.",  # a whole thing, whatever it is
+    "Build a working chat server with websockets for me.",
 ]
 # Questions the book answers, with its own code or none
 BOOK_QUESTIONS = [
@@ -43,7 +49,35 @@ BOOK_QUESTIONS = [
     "How do I build a project with cargo?",
     "Can you show me how to declare a query parameter?",
     "How does the integral term of a PID controller work?",  # the sample book
+    "My endpoint currently returns 500 when the body is empty. How do I fix it?",
+    "Which configuration does the guide recommend for a new site?",
+    "Give me the full list of status codes the book names.",
 ]
+# Questions about the world as it stands now, beside look-alikes the book answers
+NOW = [
+    "Which framework currently leads the web benchmarks?",
+    "Who nowadays holds the record on the GLUE benchmark?",
+    "Has version 3 of the style manual been released yet?",
+    "What is the latest edition of the Chicago Manual of Style?",
+    "When will the next edition of this handbook come out?",
+    "What did the project announce last week?",
+]
+NOT_NOW = [
+    "By the last week of the course, what should the project include?",
+    "What is due in the next week of the semester plan?",
+    "My model currently overfits after two epochs. What does the book suggest?",
+]
+
+
+@pytest.mark.parametrize("question", NOW)
+def test_a_question_about_now_is_refused_as_realtime(question: str) -> None:
+    verdict = c.check_capability(question, BOOK, "2025-01-31")
+    assert verdict is not None and verdict.reason_code == c.CAPABILITY_REALTIME, question
+
+
+@pytest.mark.parametrize("question", NOT_NOW)
+def test_a_time_word_about_the_book_is_no_realtime_question(question: str) -> None:
+    assert c.check_capability(question, BOOK, "2025-01-31") is None
 
 
 @pytest.mark.parametrize("question", NEW_CODE)
