@@ -129,6 +129,8 @@ def task_question(title: str, usage: Usage) -> str:
     if [w.lower() for w in words[:2]] == ["how", "to"]:
         words = words[2:]
     first = words[0].lower() if words else ""
+    if "'" in first or "’" in first:
+        return ""  # "Let's Encrypt", "Don't repeat yourself": a name or advice, no task
     verb = base_form(first, usage.verbs) if first.endswith("ing") else (
         first if first in usage.verbs else "")
     rest = words[1:]

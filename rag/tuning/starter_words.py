@@ -18,6 +18,10 @@ NOT_SUBJECTS = {
     "for", "in", "on", "at", "with", "without", "by", "after", "before", "while", "because",
     "so", "but", "and", "or", "then", "than", "also", "even", "only", "as", "to", "of", "from",
     "each", "many", "few", "more", "less", "our", "your", "my", "his", "her", "let", "note",
+    # a clause opening a sentence ("Since AdaGrad is a stochastic gradient descent algorithm,
+    # we will see ..."): its subject is no term the sentence defines
+    "since", "although", "though", "unless", "whereas", "once", "until", "whether", "given",
+    "suppose", "assuming", "unlike", "like",
 }
 GENERIC_HEADS = {
     "result", "problem", "answer", "reason", "goal", "idea", "point", "key", "trick", "difference",

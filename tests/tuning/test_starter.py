@@ -59,6 +59,9 @@ NOT_QUESTIONS = [  # no template may turn these into a question
     ("Choosing the cutoff is a trade-off between quiet motors and damping.", "prose", "Cutoff"),
     ("Chassis: 0.5m x 0.3m x 0.2m box", "item", "Robot Model"),  # the label names no quantity
     ("It takes 3 seconds to stand up.", "prose", ""),  # a pronoun is no subject
+    # a clause opening the sentence: "What is since the optimiser?" (seen on d2l)
+    ("Since Nadam is an adaptive method, its steps shrink late in training.", "prose", "Nadam"),
+    ("Although Memcache is a dictionary, it forgets old keys.", "prose", "Caches"),
 ]
 
 

@@ -155,7 +155,8 @@ def test_verbs_and_names_are_read_from_the_book():
     assert task_question("Installing the Gizmo CLI", usage) == "How do I install the Gizmo CLI?"
     assert task_question("2.1 How to handle your errors", usage) == "How do I handle my errors?"
     for title in ("Install it", "Install", "`install()`", "Handling (advanced)", "Use Cases",
-                  "Install the gizmo"):  # which gizmo? "the" + one common noun points
+                  "Install the gizmo",  # which gizmo? "the" + one common noun points
+                  "Let's install it all", "Don't install twice"):  # a name or advice, no task
         assert task_question(title, usage) == "", title
 
 
