@@ -27,14 +27,17 @@ CAPABILITY_REALTIME = "capability_realtime"
 CAPABILITY_PREDICTION = "capability_prediction"
 
 _LANGUAGES = (r"python|c\+\+|c#|rust|java|javascript|typescript|matlab|julia|golang|kotlin|swift|"
-              r"ruby|php|bash|shell|sql|yaml|json|html|css")
+              r"ruby|php")
 # what opens a request addressed to Folio; "show me how ..." asks how, as a question does
 _REQUEST_START = (r"^\W*+(?:please\s+|(?:can|could|would|will) you\s+(?:please\s+)?|"
                   r"i (?:need|want|would like|'d like) you to\s+|help me\s+)?")
 _MAKE = r"(?:write|implement|generate|create|build|code up|give me|show me(?! how)|produce|provide)"
-_ARTEFACTS = (r"code|source code|pseudo-?code|scripts?|snippets?|programs?|implementations?|"
-              r"apps?|applications?|fixtures?|config(?:uration)?s?|manifests?|dockerfiles?|"
-              r"sketch(?:es)?|dashboards?")
+_ARTEFACTS = r"code|source code|pseudo-?code|scripts?|snippets?|programs?"
+# things made of code that a book may well show its own of ("Show me the implementation of
+# softmax", "the JSON it returns"): a request only for a new one ("Give me a JAX implementation
+# of ...", "Give me a Kubernetes deployment YAML", "Write an nginx configuration ...")
+_MADE = (r"implementations?|fixtures?|config(?:uration)?s?|manifests?|dockerfiles?|"
+         r"sketch(?:es)?|dashboards?|yaml|json|sql|xml|html|css")
 _SOFTWARE = (r"functions?|class(?:es)?|methods?|modules?|library|implementation|package|api|"
              r"files?|components?|kernels?|endpoints?|nodes?|services?|servers?|clients?|"
              r"plugins?|widgets?|tests?")
@@ -47,8 +50,12 @@ CODE_REQUEST_RE = re.compile(
     rf"(?:{_SOFTWARE})\b"
     # "Implement X for me", "Code up a Kalman filter"
     rf"|{_REQUEST_START}(?:implement|code up|code)\b"
-    # "Write me a complete ... app", "Build a working ..."
-    rf"|{_REQUEST_START}(?:write|generate|create|build)\b[^.?!]{{0,12}}?\b"
+    # "Write an nginx configuration ...", "Give me a JAX implementation of ..."
+    rf"|{_REQUEST_START}(?:write|implement|generate|create|code)\b[^.?!]{{0,60}}?\b(?:{_MADE})\b"
+    rf"|{_REQUEST_START}(?:give|get|produce|provide)\s+(?:me|us)\s+(?:a|an|some)\b"
+    rf"[^.?!]{{0,50}}?\b(?:{_MADE})\b"
+    # "Write me a complete ... app", "Generate a working ..."
+    rf"|{_REQUEST_START}(?:write|generate|create|code)\b[^.?!]{{0,12}}?\b"
     rf"(?:complete|full|working|whole|entire)\b"
     # "I need a script that ...", "I want some code to ..."
     rf"|^\W*+i (?:need|want|would like|'d like) (?:a|an|some|the)\b[^.?!]{{0,40}}?\b"

@@ -28,7 +28,7 @@ NEW_CODE = [
     "Write an Apache configuration that serves the docs folder.",
     "Give me a NumPy implementation of beam search.",
     "Write me a complete blog app with comments and likes.",  # a whole thing, whatever it is
-    "Build a working chat server with websockets for me.",
+    "Create a working chat server with websockets for me.",
 ]
 # Questions the book answers, with its own code or none
 BOOK_QUESTIONS = [
@@ -52,6 +52,10 @@ BOOK_QUESTIONS = [
     "My endpoint currently returns 500 when the body is empty. How do I fix it?",
     "Which configuration does the guide recommend for a new site?",
     "Give me the full list of status codes the book names.",
+    "How do I convert it to JSON?",  # a format named is no language to carry an answer over to
+    "Show me the JSON the endpoint returns.",  # the book's own, not a new one
+    "Show me the implementation of softmax regression.",
+    "Build the whole workspace with colcon.",
 ]
 # Questions about the world as it stands now, beside look-alikes the book answers
 NOW = [
