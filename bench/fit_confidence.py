@@ -216,14 +216,16 @@ def out_of_fold(data: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[n
 
 
 def levels(scores: np.ndarray, high: float, medium: float) -> list[np.ndarray]:
-    """Which answers are "high" (at or above `high`), "medium" and "low"."""
-    return [scores >= high, (scores >= medium) & (scores < high), scores < medium]
+    """Which answers are "high" (at or above `high`), "medium" and "low" (band())."""
+    return [band(scores, high, float("inf")), band(scores, medium, high),
+            band(scores, float("-inf"), medium)]
 
 
-def level_cells(scores: np.ndarray, right: np.ndarray, high: float, medium: float) -> list[str]:
+def level_cells(parts: list[np.ndarray], right: np.ndarray) -> list[str]:
+    """Right of answered per level (levels()), with the share."""
     return [f"{int(right[m].sum())}/{int(m.sum())}" + (f" ({right[m].mean():.2f})" if m.any()
                                                         else "")
-            for m in levels(scores, high, medium)]
+            for m in parts]
 
 
 def by_book(grouped: list[tuple[np.ndarray, np.ndarray, np.ndarray]], names: list[str]) -> None:
@@ -243,16 +245,16 @@ def by_book(grouped: list[tuple[np.ndarray, np.ndarray, np.ndarray]], names: lis
         medium = high if medium is None else medium
         mine = np.round(score(x, weights, bias), 4)
         today = np.array([answer_probability(*arguments(row)) for row in x])
-        cells = level_cells(mine, y, high, medium)
         parts = levels(mine, high, medium)
+        cells = level_cells(parts, y)
         above = "—" if not parts[1].any() or not parts[2].any() else \
             ("yes" if y[parts[1]].mean() >= y[parts[2]].mean() else "**no**")
         print(f"| {names[b]} | {len(y)} ({int(y.sum())}) | {auroc(today, y):.3f} -> "
               f"{auroc(mine, y):.3f} | {ece(today, y):.3f} -> {ece(mine, y):.3f} | "
               f"{' | '.join(cells)} | {above} |")
+        as_shipped = levels(today, shipped.level_high, shipped.level_medium)
         print(f"|  shipped cuts ({shipped.level_high:g} / {shipped.level_medium:g}) | | | | "
-              f"{' | '.join(level_cells(today, y, shipped.level_high, shipped.level_medium))}"
-              " | |")
+              f"{' | '.join(level_cells(as_shipped, y))} | |")
 
 
 def main() -> int:
