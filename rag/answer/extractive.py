@@ -9,38 +9,30 @@ section's retrieval score, combined by a model fitted on labelled questions
 a FAQ or troubleshooting heading: rag.book.quiz) is as close in meaning as the closer of itself and
 that question. Which units are quoted, and in what order, is rag.answer.quotes: the best unit
 leads, up to two more that also score well follow, from near it in its section or from another
-section; their neighbours fill the answer's word budget (rag.answer.window). A unit that restates
-the reader's problem ("Symptom: ...") or points elsewhere ("Related: ...", "In the next lesson,
-we'll explore ...") is not quoted while there is any other: in a troubleshooting entry it took the
-place of the fix (Physical AI answers holding every key fact 44 -> 45 of 64, the sample book's
-unchanged at 53 of 87). Nor is an entry of a reference list, unless the question asks for reading:
-its title holds the question's words, not its answer (development sets unchanged at 184 of 298
-right, one answer right by a title's words now refused, one that asked for the paper to cite now
-right). When no unit supports the question, or the best is weak and the quotes hold little of what
-the question asks (its topic, not its answer), the draft says the excerpts do not cover it: a
-nearby sentence is not an answer; unless retrieval's first section is very close in meaning to the
-question (CLOSE_SECTION), where a weak best unit means the reader words it otherwise. A question
-that asks for a measured quantity (a payload, a torque, a year: rag.answer.quantity) is answered
-only by quotes that state one of that kind (in a section that mentions the rare name it asks about,
-if it names one): led by the likeliest unit that does, if any reaches the support floor, or else
-refused, naming what the passages do not give; "What is X?" by the likeliest unit that defines X
-(not a heading that only spells out an acronym, unless the question asks what it stands for), if
-the best does not and one is there; "What's the difference between X and Y?" by the book's
-definitions of X and of Y, when it defines both (refused before, as each alone scored low against a
-question naming two things: development answers holding every key fact 186 -> 190 of 298, no other
-answer worse). The draft's generation confidence is the probability that the answer is right, from
-the best unit's probability, its lead over the runner-up, the share of the evidence the answer
-leaves unquoted, whether the question asks for a number or a definition, how much of the question
-the quotes cover, whether the leading unit is in retrieval's first section and whether it came
-closer through the book's own question (rag.answer.correctness); it is the answer's whole
-confidence score. The units that scored next are kept with the draft (Draft.more) and shown under
-the answer as more from the book; under a refusal, the units that came closest, as what the book
-says nearest to the question (not an answer).
+section; their neighbours fill the answer's word budget (rag.answer.window). Each rule here has
+earned its place in bench/ablation.py's table (docs/answering.md); the rules that earned nothing on
+any book were deleted. When no unit supports the question, or the best is weak and the quotes hold
+little of what the question asks (its topic, not its answer), the draft says the excerpts do not
+cover it: a nearby sentence is not an answer; unless retrieval's first section is very close in
+meaning to the question (CLOSE_SECTION), where a weak best unit means the reader words it
+otherwise. A question that asks for a measured quantity (a payload, a torque, a year:
+rag.answer.quantity) is answered only by quotes that state one of that kind (in a section that
+mentions the rare name it asks about, if it names one): led by the likeliest unit that does, if any
+reaches the support floor, or else refused, naming what the passages do not give; "What's the
+difference between X and Y?" by the book's definitions of X and of Y, when it defines both (refused
+before, as each alone scored low against a question naming two things: development answers holding
+every key fact 186 -> 190 of 298, no other answer worse). The draft's generation confidence is the
+probability that the answer is right, from the best unit's probability, its lead over the runner-
+up, the share of the evidence the answer leaves unquoted, whether the question asks for a number or
+a definition, how much of the question the quotes cover, whether the leading unit is in retrieval's
+first section and whether it came closer through the book's own question (rag.answer.correctness);
+it is the answer's whole confidence score. The units that scored next are kept with the draft
+(Draft.more) and shown under the answer as more from the book; under a refusal, the units that came
+closest, as what the book says nearest to the question (not an answer).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -48,9 +40,7 @@ import numpy as np
 from rag.answer import quantity
 from rag.answer.correctness import answer_probability
 from rag.answer.evidence import (
-    EvidenceUnit,
     gather_sources,
-    gives_definition,
     source_units,
     with_definitions,
     with_entries,
@@ -67,15 +57,11 @@ from rag.answer.quotes import (
     led_by,
     placements,
     prerequisites,
-    quotable_units,
-    reading_order,
     section_terms,
 )
 from rag.answer.shape import (
     asks_specific,
     compared_subjects,
-    defines,
-    expands,
     question_subject,
 )
 from rag.answer.unit_scoring import (
@@ -124,9 +110,6 @@ CLOSE_SECTION = 0.55
 # unit that holds a fact 4th to 6th). Showing no unit under a tenth of the lead's probability
 # costs none of them (2.8 units shown on average instead of 3); a fifth costs 6.
 MORE, MORE_SHARE = 3, 0.1
-# A heading that spells out an acronym ("IMU (Inertial Measurement Unit)") answers what IMU stands
-# for, not what an IMU is: "What is an IMU?" is led by a unit that defines it when there is one.
-STAND_FOR = re.compile(r"\bstands? for\b|\babbreviat|\bacronym|\bshort for\b", re.I)
 Embed = Callable[[list[str]], np.ndarray]
 
 
@@ -168,12 +151,6 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
         chosen = sorted(pair, key=lambda s: -s.probability)  # the confidence and the quotes
         rule = "the book's definitions of " + " and of ".join(f'"{c}"' for c in compared) + \
             ", the two things the question compares"
-    elif subject and not answers_subject(chosen[0].unit, subject, question) and (
-            defining := led_by(candidates, count, question,
-                               lambda u: gives_definition(u.text, u.kind, subject))):
-        # "What is Isaac ROS?" is led by the book's "Isaac ROS: Hardware-accelerated perception
-        # and navigation", not by the command that clones it
-        chosen, rule = defining, f'the book\'s definition of "{subject}"'
     elif listed := prerequisites(candidates, sources, chosen[0], count, question):
         chosen, rule = listed, "the book's prerequisites"
     # "What will I learn in week 9?" is led by the book's entry for week 9: a syllabus row or
@@ -216,14 +193,14 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     # what is quoted: each quote's short section whole (rag.answer.passages), unless a rule chose
     # the quotes or one unit is asked for; the refusals and confidence inputs are the units'
     by_rule = bool(pair) or chosen != plain  # a pair is a rule's even where choose() agrees
-    quoted = chosen if by_rule or count < 2 else whole_section(chosen, candidates, question)
+    quoted = chosen if by_rule or count < 2 else whole_section(chosen, candidates)
     # then their neighbours in the lead's section while words are spare (rag.answer.window)
-    shown = [] if by_rule or count < 2 else fill_around(candidates, quoted, MAX_WORDS, question)
+    shown = [] if by_rule or count < 2 else fill_around(candidates, quoted, MAX_WORDS)
     around = [s for s in shown if s not in quoted]
     confidence = answer_probability(best, runner_up, unquoted, asks_specific(question), covered,
                                     chosen[0].unit.source == 0, bool(lead_asked), len(quoted))
     parts = [f"{s.unit.text} [S{s.unit.source + 1}]" for s in pair or
-             (shown if around else reading_order(quoted))]
+             (shown if around else quoted)]
     quoted += around
     markers = tuple(dict.fromkeys(f"S{s.unit.source + 1}" for s in quoted))
     return _draft(" ".join(parts), markers, tuple(s.unit.text for s in quoted),
@@ -232,14 +209,6 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
                   more_units(scored, quoted), led_by=rule if by_rule else "",
                   whole=tuple(s.unit.kind == PASSAGE for s in quoted),
                   around=tuple(s in around for s in quoted))
-
-
-def answers_subject(unit: EvidenceUnit, subject: str, question: str) -> bool:
-    """The unit already answers "What is X?": it defines X or spells out the acronym asked
-    about; a heading that spells one out answers only what it stands for (STAND_FOR)."""
-    if unit.kind == HEADING:
-        return expands(unit.text, question) and bool(STAND_FOR.search(question))
-    return defines(unit.text, subject) or expands(unit.text, question)
 
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
@@ -252,7 +221,7 @@ def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
     quoted = [s.unit.text.lower() for s in chosen]
     whole = {s.unit.source for s in chosen if s.unit.kind == PASSAGE}
     floor = max(s.probability for s in (chosen or scored)) * MORE_SHARE
-    rest = sorted((s for s in quotable_units(scored) if s not in chosen and
+    rest = sorted((s for s in scored if s not in chosen and
                    s.unit.source not in whole and s.probability >= floor and
                    not any(s.unit.text.lower() in q for q in quoted)),
                   key=lambda s: (-s.probability, s.unit.source, s.unit.position))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.evidence import EvidenceUnit
-from rag.answer.quotes import MAX_WORDS, Scored, label_of, quotable_units, section_body
+from rag.answer.quotes import MAX_WORDS, Scored, label_of, section_body
 from rag.book.lists import LABEL_WORDS
 from rag.book.sentences import PROSE
 
@@ -21,7 +21,7 @@ PASSAGE = "passage"  # the kind of a short section quoted whole
 SENTENCE_END = re.compile(r"[.!?:;]$")  # a unit that needs no "; " after it
 
 
-def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
+def whole_section(chosen: list[Scored], scored: list[Scored],
                   limit: int | None = None) -> list[Scored]:
     """The quotes with each one's section read whole in its place, when that section is short
     (its quotable units but its title, `limit` words or fewer, a list or table with at most
@@ -40,8 +40,7 @@ def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
     definition, the prerequisites, an entry) are left as chosen, which costs none. Units of a
     section quoted whole are not shown again under the answer as more from the book."""
     lead, limit = chosen[0], SHORT_SECTION_WORDS if limit is None else limit
-    quotable = quotable_units(scored, question)
-    passage = _passage(lead, chosen, quotable, limit)
+    passage = _passage(lead, chosen, scored, limit)
     out = [passage or lead]
     read = {lead.unit.source} if passage else set()  # sections a passage already holds
     size = len(out[0].unit.text.split())
@@ -52,7 +51,7 @@ def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
             out.append(s)
             size += len(s.unit.text.split())
             continue
-        for option in (_passage(s, chosen, quotable, limit), s):
+        for option in (_passage(s, chosen, scored, limit), s):
             if option is not None and size + len(option.unit.text.split()) <= MAX_WORDS:
                 out.append(option)
                 size += len(option.unit.text.split())
@@ -62,11 +61,11 @@ def whole_section(chosen: list[Scored], scored: list[Scored], question: str,
     return out
 
 
-def _passage(unit: Scored, chosen: list[Scored], quotable: list[Scored], limit: int
+def _passage(unit: Scored, chosen: list[Scored], scored: list[Scored], limit: int
              ) -> Scored | None:
-    """The section of `unit` as one passage of its `quotable` units (as likely as `unit`), when
+    """The section of `unit` as one passage of its units in `scored` (as likely as `unit`), when
     it is short and adds something to the `chosen` units; else None."""
-    body = section_body(quotable, unit.unit.source)
+    body = section_body(scored, unit.unit.source)
     if unit not in body or all(s in chosen for s in body) or \
             sum(s.unit.kind == PROSE for s in body) > MAX_PROSE:
         return None

@@ -4,10 +4,7 @@ The best unit leads (or one a rule wants: the likeliest that states the asked qu
 the asked subject, led_by; for a question comparing two things, the book's definition of each,
 defined_pair); up to two more that also score well follow, from near it in its section or, when
 nothing there comes close, from another section, preferring those that cover what the others leave
-out of the question, and not one more item under a label already quoted that adds nothing to it
-(choose). A unit that restates the reader's problem or points elsewhere is not quoted while there
-is any other (quotable_units). A lead that leans on the sentence before it reads after that one
-when it is quoted too (reading_order). For a question that names a numbered part of the book,
+out of the question (choose). For a question that names a numbered part of the book,
 the units about that part are the candidates (in_named_part); for one that asks what is needed
 first, the chapter's prerequisites lead (prerequisites). The probabilities come from
 rag.answer.unit_scoring; rag.answer.extractive drafts the answer.
@@ -20,19 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answer.evidence import EvidenceUnit, gives_definition
-from rag.answer.shape import detour
 from rag.book.lists import OWN_LABEL_RE
-from rag.book.segment import CITATION_RE
-from rag.book.sentences import HEADING, ROW
+from rag.book.sentences import HEADING
 from rag.index.lexical import tokenize
 from rag.retrieval.parts import named_parts, names_other_part, names_part, part_score, place_of
 from rag.types import Hit
 
-# A section about another place: "Next Lesson", "Up Next", "Coming Up", "Related Resources",
-# "See Also" (not "Next Steps": what the reader does next, here).
-POINTER_HEADING_RE = re.compile(r"^\W*(?:next (?:lesson|module|chapter|week|unit)|up next|"
-                                r"coming up|what's next|related\b|see also)", re.I)
-AHEAD_Q = re.compile(r"\b(?:next|after (?:this|that)|afterwards|coming up|related)\b", re.I)
 SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: refuse
 # A unit near the best one (same section, within NEAR units) may join it from this share of the
 # best probability, one elsewhere from FAR_RELATIVE; among those, the next unit is the one whose
@@ -51,26 +41,6 @@ SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: re
 # loses one.
 EXTRA_RELATIVE, FAR_RELATIVE, NEAR, COVERAGE, FAR_DISCOUNT = 0.15, 0.30, 6, 3.0, 0.60
 MAX_WORDS = 110  # 1-3 units, but never a wall of text
-# A further quote under the same label as one already chosen ("Implement pick-and-place: Plan
-# arm trajectory ...", "Implement pick-and-place: Execute grasp ...") that adds none of the
-# question's words counts REPEAT of its score: the list says one thing several times, and the
-# reader's other ask ("how often does the grasp have to work?") is often the next label's
-# ("Requirements: Successful grasp in at least 3/5 attempts"). Development answers holding
-# every key fact 192 -> 194 of 298, none lost (the same from 0.5 to 0.7; 0.3: 193); held out
-# unchanged at 42 of 80.
-REPEAT = 0.5
-# A question that asks for reading: only then is an entry of a reference list ("Tobin, J., et al.
-# (2017). "Domain randomization ..." IROS.") an answer; to "What kind of training data do VLA
-# models need?" it is a title with the question's words in it.
-# ("sources" and a bare "read" are left out: "sources of noise", "read the IMU").
-LITERATURE_Q = re.compile(r"\b(?:papers?|cite|citations?|references?|reading|publish(?:ed)?|"
-                          r"authors?|wrote|articles?|literature|bibliography)\b|"
-                          r"\bread (?:about|more|up)\b", re.I)
-# A leading unit that opens on a word pointing back at the sentence before it reads after that
-# sentence when the answer quotes it too, LEANS_ON units or fewer before it (reading_order()).
-PRONOUN_LEAD = re.compile(r"^\W*(?:it|its|this|these|that|those|they|their|such|he|she|his|her"
-                          r")\b(?! (?:is|are) (?:why|how|what|where|when)\b)", re.I)
-LEANS_ON = 2
 
 
 @dataclass(frozen=True)
@@ -80,26 +50,10 @@ class Scored:
     stems: frozenset[str]  # the unit's terms, as the question's are compared with them
 
 
-def quotable_units(scored: list[Scored], question: str = "") -> list[Scored]:
-    """The units an answer may quote: not one that restates the reader's problem ("Symptom:
-    ...", "Issue: ...") or points elsewhere ("Related: ...", "See ..."), nor an entry of a
-    reference list unless the `question` asks for reading (LITERATURE_Q), while there is any
-    other. A table row is quotable whatever its first cell ("Duration: Topics Continuous; ...").
-    Nor a unit under a heading that points elsewhere ("Next Lesson", "Related Resources")
-    unless the question asks what comes next: week 5's "Next Lesson" lists what Module 2
-    teaches, and "What will I learn in week 5?" quoted it."""
-    papers = bool(LITERATURE_Q.search(question))
-    ahead = bool(AHEAD_Q.search(question))
-    kept = [s for s in scored if (s.unit.kind == ROW or not detour(s.unit.text)) and
-            (papers or not CITATION_RE.match(s.unit.text)) and
-            (ahead or not (s.unit.heading and POINTER_HEADING_RE.match(s.unit.heading[-1])))]
-    return kept or scored
-
-
-def section_body(quotable: Sequence[Scored], source: int) -> list[Scored]:
-    """One section's `quotable` units in the book's order, its title (the heading that opens
+def section_body(scored: Sequence[Scored], source: int) -> list[Scored]:
+    """One section's units in the book's order, its title (the heading that opens
     it) aside: what a short section read whole and the units read around a quote are made of."""
-    return sorted((s for s in quotable if s.unit.source == source
+    return sorted((s for s in scored if s.unit.source == source
                    and not (s.unit.kind == HEADING and s.unit.position == 0)),
                   key=lambda s: s.unit.position)
 
@@ -128,14 +82,12 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
            ) -> list[Scored]:
     """The best unit (or `lead`), then up to max_units - 1 more that are close to it (in its
     section, or likely enough elsewhere, where nothing near it comes close), preferring those
-    that cover what the others leave out of the question; best first, the rest in book order.
-    Only quotable_units() are chosen."""
+    that cover what the others leave out of the question; best first, the rest in book order."""
     terms = set(tokenize(question))
-    scored = quotable_units(scored, question)
     best = lead or likeliest(scored)
     chosen, covered, size = [best], best.stems & terms, len(best.unit.text.split())
     while len(chosen) < max_units:
-        options, labels = [], {label_of(c.unit.text) for c in chosen} - {None, ""}
+        options = []
         for s in scored:
             near = s.unit.source == best.unit.source and \
                 abs(s.unit.position - best.unit.position) <= NEAR
@@ -144,9 +96,8 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
                     size + len(s.unit.text.split()) > MAX_WORDS:
                 continue
             gain = len((s.stems & terms) - covered) / max(len(terms), 1)
-            repeats = not gain and label_of(s.unit.text) in labels
-            options.append((s.probability * (1 + COVERAGE * gain) * (1 if near else FAR_DISCOUNT)
-                            * (REPEAT if repeats else 1.0), -s.unit.source, -s.unit.position, s))
+            options.append((s.probability * (1 + COVERAGE * gain) * (1 if near else FAR_DISCOUNT),
+                            -s.unit.source, -s.unit.position, s))
         if not options:
             break
         pick = max(options, key=lambda o: o[:3])[3]
@@ -158,46 +109,28 @@ def choose(scored: list[Scored], max_units: int, question: str, lead: Scored | N
 
 def led_by(scored: list[Scored], count: int, question: str,
            wanted: Callable[[EvidenceUnit], bool]) -> list[Scored] | None:
-    """choose()'s quotes led by the likeliest quotable unit that reaches the support floor and
+    """choose()'s quotes led by the likeliest unit that reaches the support floor and
     is `wanted` (states the asked quantity, defines the asked subject); None without one."""
-    stating = [s for s in quotable_units(scored, question)
-               if s.probability >= SUPPORT_FLOOR and wanted(s.unit)]
+    stating = [s for s in scored if s.probability >= SUPPORT_FLOOR and wanted(s.unit)]
     return choose(scored, count, question, likeliest(stating)) if stating else None
 
 
 def defined_pair(scored: list[Scored], compared: tuple[str, ...], question: str
                  ) -> list[Scored] | None:
-    """For a question comparing two things, the likeliest quotable unit that defines each,
+    """For a question comparing two things, the likeliest unit that defines each,
     in the question's order ("Forward Kinematics: Calculating ... given joint angles",
     "Inverse Kinematics: Calculating joint angles needed ..."); None unless the book's
     evidence defines both, within MAX_WORDS. The book defining both is the answer's support:
     each definition alone may score low against a question that names two things."""
-    quotable = quotable_units(scored, question)
     pair: list[Scored] = []
     for subject in compared:
-        defining = [s for s in quotable if s not in pair and
+        defining = [s for s in scored if s not in pair and
                     gives_definition(s.unit.text, s.unit.kind, subject)]
         if not defining:
             return None
         pair.append(likeliest(defining))
     fits = sum(len(s.unit.text.split()) for s in pair) <= MAX_WORDS
     return pair if len(pair) == 2 and fits else None
-
-
-def reading_order(chosen: list[Scored]) -> list[Scored]:
-    """The quotes as the answer reads them: the leading unit first, unless it leans on the
-    sentence before it ("It is defined as the point on the ground ...", PRONOUN_LEAD) and a
-    quote stands just before it in its section (within LEANS_ON units): that quote goes first.
-    The quotes and their probabilities stay lead first (Draft.quotes, Draft.supports). Steps and
-    fixes keep their lead first: in the book's order, "How much free disk space should I have?"
-    opened on "Ubuntu 22.04 LTS installed", "permission denied" on another problem's fix."""
-    lead, rest = chosen[0], chosen[1:]
-    before = [s for s in rest if s.unit.source == lead.unit.source and
-              0 < lead.unit.position - s.unit.position <= LEANS_ON]
-    if not before or not PRONOUN_LEAD.match(lead.unit.text):
-        return chosen
-    return [*sorted(before, key=lambda s: s.unit.position), lead,
-            *(s for s in rest if s not in before)]
 
 
 # "What should I be comfortable with before I start the lesson on URDF?" asks for what the book

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag.answer.quotes import Scored, quotable_units, section_body
+from rag.answer.quotes import Scored, section_body
 
 # The unit before the lead counts this share of its probability. From the window design of branch
 # answerer (2026-11-29, development sets of five books: 0.5-0.8 changed no book by more than one
@@ -28,13 +28,12 @@ from rag.answer.quotes import Scored, quotable_units, section_body
 BEFORE_SHARE = 0.7
 
 
-def fill_around(scored: Sequence[Scored], quoted: Sequence[Scored], budget: int, question: str
-                ) -> list[Scored]:
+def fill_around(scored: Sequence[Scored], quoted: Sequence[Scored], budget: int) -> list[Scored]:
     """`quoted` (lead first) with the units next to the lead's section's quotes added while they
     fit `budget` words, the likeliest neighbour first (one before a quote counted BEFORE_SHARE):
     the lead's section in the book's order, then the quotes from other sections as they were."""
     lead = quoted[0]
-    section = section_body(quotable_units(list(scored), question), lead.unit.source)
+    section = section_body(scored, lead.unit.source)
     mine = [s for s in quoted if s.unit.source == lead.unit.source]
     rest = [s for s in quoted if s.unit.source != lead.unit.source]
     taken = {id(s) for s in mine}

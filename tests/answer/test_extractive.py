@@ -20,9 +20,7 @@ from rag.answer.quotes import (
     Scored,
     choose,
     defined_pair,
-    label_of,
     prerequisites,
-    reading_order,
 )
 from rag.answer.unit_scoring import FEATURES, WEIGHTS, unit_probabilities
 from rag.book.sentences import COMMAND, split_section
@@ -226,21 +224,6 @@ def test_the_response_links_each_unit_that_scored_next_to_its_section(pipeline) 
     assert refused.status == "refused" and "more_from_book" not in refused.metadata
 
 
-def test_a_reference_entry_answers_only_a_question_that_asks_for_reading() -> None:
-    hits = [make_hit("## Vision-Language Models\n\n"
-                     "1. Radford, A., et al. (2021). \"Learning transferable visual models from "
-                     "natural language supervision.\" *ICML*.\n"
-                     "   - Image-text pairs gathered from the web train the model\n", "refs", 0.6)]
-    entry = ('Radford, A., et al. (2021). "Learning transferable visual models from natural '
-             'language supervision." ICML.')
-    draft = extractive_draft("What training data do visual models learn from?", hits)
-    assert entry not in draft.quotes
-    assert draft.quotes[0] == "Image-text pairs gathered from the web train the model"
-    cited = extractive_draft("Which paper should I read on visual models learned from "
-                             "natural language supervision?", hits)
-    assert cited.quotes[0].startswith(entry)  # with the note under it: the section is short
-
-
 def test_extractive_skips_code_tables_headings_and_lead_ins() -> None:
     hits = [make_hit("## Integral Action\n\nThe integral term removes the steady-state error "
                      "that remains under load. The integral term works like this:\n\n"
@@ -327,27 +310,6 @@ def test_a_unit_elsewhere_joins_only_when_nothing_near_the_best_comes_close() ->
     assert choose([best, near, far], 3, "q") == [best, near, far]  # the rest in book order
 
 
-def test_a_further_quote_under_the_same_label_that_adds_nothing_counts_less() -> None:
-    """Three "Implement pick-and-place: ..." items answered "what can I use for the arm, and
-    how often does the grasp have to work?": a quote that repeats a chosen one's label and adds
-    none of the question's words counts half, so the next label's item joins instead."""
-    question = "For the pick-and-place bonus, what can I use for the arm, and how often " \
-        "does the grasp have to work?"
-
-    def unit(position: int, text: str, probability: float) -> Scored:
-        return Scored(EvidenceUnit(0, position, text, "item", 0, ("Bonus",)), probability,
-                      frozenset(tokenize(text)))
-    plan = unit(4, "Implement pick-and-place: Plan arm trajectory to grasp position", 0.40)
-    execute = unit(5, "Implement pick-and-place: Execute grasp and place at target", 0.35)
-    required = unit(6, "Requirements: Successful grasp in at least 3/5 attempts", 0.25)
-    assert choose([plan, execute, required], 2, question) == [plan, required]
-    # one that adds a word of the question is no repeat
-    arm = unit(5, "Implement pick-and-place: Use MoveIt 2 to work the arm", 0.35)
-    assert choose([plan, arm, required], 2, question) == [plan, arm]
-    assert label_of("Requirements: Successful grasp") == "requirements"
-    assert label_of("Grasp the object firmly.") is None
-
-
 def test_a_question_about_what_is_needed_first_is_answered_by_the_prerequisites() -> None:
     """"What should I already be comfortable with before I start the lesson on URDF?" quoted
     the lesson's learning objectives: its "Prerequisites" section, ranked 8th by retrieval,
@@ -375,49 +337,6 @@ def test_a_question_about_what_is_needed_first_is_answered_by_the_prerequisites(
                          "What do I need to know before I begin?") == [labelled]
 
 
-def test_an_answer_reads_in_the_books_order_when_its_lead_leans_on_the_sentence_before() -> None:
-    """"It is defined as the point ..." leads the answer to "What is the zero moment point?" but
-    points back at the sentence that names the ZMP, quoted too: that one goes first. A lead that
-    does not lean on it (or a quote further away) keeps its place, and so do steps and fixes,
-    whose lead is the answer ("At least 100GB free disk space" after "Ubuntu 22.04 installed"
-    answered how much disk space is needed worse)."""
-    def unit(source: int, position: int, text: str, probability: float) -> Scored:
-        return Scored(EvidenceUnit(source, position, text, "prose", 0, ("ZMP",)), probability,
-                      frozenset())
-
-    named = unit(0, 4, "The zero moment point, or ZMP, was introduced in the late 1960s.", 0.3)
-    defined = unit(0, 5, "It is defined as the point on the ground where the moment is zero.",
-                   0.6)
-    later = unit(0, 7, "Put more intuitively: the spot where one force balances the robot.", 0.2)
-    elsewhere = unit(2, 4, "ZMP-based walking plans the centre of mass trajectory.", 0.3)
-    assert reading_order([defined, named, later, elsewhere]) == [named, defined, later, elsewhere]
-    assert reading_order([defined, elsewhere]) == [defined, elsewhere]  # another section's 4th
-    far = unit(0, 1, "Balance matters for every humanoid.", 0.3)
-    assert reading_order([defined, far]) == [defined, far]  # not the sentence it leans on
-    plain = unit(0, 5, "The ZMP is the point on the ground where the moment is zero.", 0.6)
-    assert reading_order([plain, named, later]) == [plain, named, later]
-    # "This is why ..." does not lean on the sentence before
-    why = unit(0, 5, "This is why the ZMP must stay inside the support polygon.", 0.6)
-    assert reading_order([why, named]) == [why, named]
-    disk = unit(1, 6, "At least 100GB free disk space", 0.7)
-    ubuntu = unit(1, 5, "Ubuntu 22.04 LTS installed (native or dual-boot recommended)", 0.4)
-    assert reading_order([disk, ubuntu]) == [disk, ubuntu]
-    assert reading_order([defined]) == [defined]
-
-
-def test_the_drafts_text_reads_in_that_order_while_its_quotes_stay_lead_first(embedder) -> None:
-    """Through extractive_draft(): the answer text follows reading_order(), the quotes and their
-    probabilities (what the confidence and the "Why this answer" table use) the lead first."""
-    draft = two_unit_draft(
-        embedder, "What is the zero moment point on the ground where the moment is zero?",
-        "The zero moment point, or ZMP, was introduced by Miomir Vukobratović in the late 1960s. "
-        "It is defined as the point on the ground about which the horizontal components of the "
-        "moment produced by gravity and inertia are zero.", "zmp", 0.9)
-    assert len(draft.quotes) == 2 and draft.quotes[0].startswith("It is defined")
-    assert draft.supports[0] >= draft.supports[1]
-    assert draft.text.index("The zero moment point") < draft.text.index("It is defined")
-
-
 def sentence_table(embedder, hits: list) -> SentenceTable:
     """The sentence table an index would keep for these hits' sections: every unit, embedded."""
     units = [(h.chunk.section_key, u) for h in hits
@@ -427,11 +346,11 @@ def sentence_table(embedder, hits: list) -> SentenceTable:
                          embedder.embed_documents([u.text for _, u in units]))
 
 
-def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(embedder) -> None:
+def test_a_section_defining_the_asked_subject_joins_the_evidence(embedder) -> None:
     """A glossary section lists dozens of terms, so its chunk ranks low for any one: "What is
-    Isaac ROS?" found its entry 35th and quoted the commands that clone Isaac ROS, at "high"
-    confidence. A candidate section that defines the question's subject joins the evidence
-    (with_definitions), and the likeliest unit that defines it leads, never a command."""
+    Isaac ROS?" found its entry 35th and quoted the commands that clone Isaac ROS. A candidate
+    section that defines the question's subject joins the evidence (with_definitions), where
+    the unit model weighs its definition against the commands."""
     install = ("Get the Rover SDK onto the robot:\n\n```bash\ngit clone "
                "https://example.org/rover_sdk.git && cd rover_sdk\n```\n\nBuild the Rover SDK "
                "workspace:\n\n```bash\ncolcon build --packages-select rover_sdk\n```\n")
@@ -445,36 +364,14 @@ def test_a_definition_question_is_led_by_the_books_definition_of_its_subject(emb
     question = "What is the Rover SDK?"
     vector = embedder.embed_query(question)
     alone = extractive_draft(question, hits, [*hits], table, vector, embedder.embed_documents)
-    assert alone.quotes[0].startswith(("Get the Rover SDK", "Build the Rover SDK"))
+    assert [h.chunk.section_id for h in alone.sources] == ["install"]
     draft = extractive_draft(question, hits, [*hits, entry], table, vector,
                              embedder.embed_documents)
     assert [h.chunk.section_id for h in draft.sources] == ["install", "glossary"]
-    assert draft.quotes[0] == "Rover SDK: The vendor's library of drivers and motion primitives " \
-        "for the rover."
-    assert draft.text.startswith(draft.quotes[0] + " [S2]")
-    assert draft.led_by == 'the book\'s definition of "Rover SDK"' and alone.led_by == ""
+    assert "Rover SDK: The vendor's library of drivers and motion primitives for the rover." \
+        in draft.quotes + tuple(text for text, _, _ in draft.more)
     assert with_definitions(list(hits), [entry], ("",), table) == hits  # no subject: no lookup
     assert with_definitions(list(hits), [entry], ("Rover SDK",), None) == hits
-
-
-
-def test_a_heading_that_spells_out_an_acronym_answers_stand_for_not_what_is(embedder) -> None:
-    """A heading "3. IMU (Inertial Measurement Unit)" is a unit without its numbering; it says
-    what IMU stands for, not what an IMU is: "What is an IMU?" is led by the book's definition."""
-    section = make_hit("Every humanoid carries one in its torso. It drifts, so fuse it with the "
-                       "joint encoders.", "imu", 0.9)
-    section = dataclasses.replace(section, chunk=dataclasses.replace(
-        section.chunk, section_title="3. IMU (Inertial Measurement Unit)"))
-    entry = dataclasses.replace(make_hit(
-        "**IMU**: Sensor measuring acceleration and rotation, used for balance.", "glossary", 0.6),
-        passed=False, selected=False, rank=40)
-    what = glossary_draft(embedder, "What is an IMU?", [section], [entry])
-    assert [h.chunk.section_id for h in what.sources] == ["imu", "glossary"]  # fetched
-    assert what.quotes == ("IMU: Sensor measuring acceleration and rotation, used for balance.",
-                           "IMU (Inertial Measurement Unit)")  # its numbering dropped
-    assert what.led_by == 'the book\'s definition of "IMU"'
-    spelled = glossary_draft(embedder, "What does IMU stand for?", [section], [entry])
-    assert spelled.quotes == ("IMU (Inertial Measurement Unit)",) and spelled.led_by == ""
 
 
 def glossary_draft(embedder, question: str, hits: list, entries: list):
@@ -530,24 +427,6 @@ def test_a_pair_of_definitions_needs_both_and_prefers_the_likelier() -> None:
         [capex, opex]
     assert defined_pair([capex, run, other], compared, question) is None
     assert defined_pair([capex, opex], (), question) is None
-
-
-def test_a_unit_that_restates_the_problem_or_points_elsewhere_is_not_quoted() -> None:
-    """A troubleshooting entry's "Symptom:" repeats the reader's error back to them and "Related:"
-    sends them elsewhere: the answer quotes the cause and the fixes around them instead, unless
-    nothing else is there. A table row's first cell is the row's name, not a pointer."""
-    def unit(position: int, text: str, probability: float, kind: str = "item") -> Scored:
-        return Scored(EvidenceUnit(0, position, text, kind, 0, ("Q1",)), probability, frozenset())
-
-    symptom = unit(0, "Symptom: ModuleNotFoundError: No module named 'rclpy'", 0.6)
-    cause = unit(1, "Cause: ROS 2 environment not sourced in current terminal", 0.5)
-    fix = unit(2, "Solution: source /opt/ros/humble/setup.bash", 0.4)
-    related = unit(3, "Related: see the installation guide", 0.45)
-    assert choose([symptom, cause, fix, related], 3, "q") == [cause, fix]
-    assert choose([symptom, related], 3, "q") == [symptom, related]  # nothing else to quote
-    row = unit(4, "Duration: Topics Continuous; Services Short-lived; Actions Long-running", 0.7,
-               "row")
-    assert choose([row, cause], 1, "q") == [row]
 
 
 def test_offline_answers_hold_the_books_key_facts(pipeline) -> None:
@@ -620,33 +499,12 @@ def test_coverage_weighs_the_question_terms_the_quotes_hold_by_their_rarity() ->
     assert coverage({}, [quoted("robot")]) == 1.0  # a question without terms: nothing left out
 
 
-def test_a_section_about_another_place_is_quoted_only_when_the_question_looks_ahead() -> None:
-    """Week 5's "Next Lesson" lists what Module 2 teaches: "What will I learn in week 5?" had
-    quoted it. "Next Steps" (what the reader does next, here) stays quotable."""
-    from rag.answer.quotes import quotable_units
-
-    def unit(text: str, heading: str, probability: float) -> Scored:
-        return Scored(EvidenceUnit(source=0, position=0, text=text, kind="item", block=0,
-                                   heading=("Week 5 Lesson 2", heading)), probability,
-                      frozenset(tokenize(text)))
-
-    ahead = unit("Sensorimotor learning in robots", "Next Lesson", 0.2)
-    related = unit("ROS 2 documentation", "Related Resources", 0.15)
-    here = unit("Define robot links and joints in URDF", "Learning Objectives", 0.1)
-    steps = unit("Complete the software setup", "Next Steps", 0.1)
-    units = [ahead, related, here, steps]
-    assert quotable_units(units, "What will I learn in week 5?") == [here, steps]
-    assert quotable_units(units, "What comes next after week 5?") == units
-    assert quotable_units([ahead], "What will I learn in week 5?") == [ahead]  # nothing else
-
-
 def test_a_short_list_section_is_quoted_whole_in_place_of_its_lead() -> None:
     """The unit model scores each line of a section against the question alone: to "What
     downsides should I warn them about?" it quoted one line of a four-line "Disadvantages" list.
     A short section (a list or table, at most two sentences of prose, 80 words or fewer) that
     holds the lead is quoted whole, once, in the book's order, as likely as the lead; quotes
     from other sections follow while the answer stays within MAX_WORDS."""
-    question = "What downsides should I warn them about?"
 
     def unit(source: int, position: int, text: str, probability: float,
              kind: str = "item") -> Scored:
@@ -658,23 +516,23 @@ def test_a_short_list_section_is_quoted_whole_in_place_of_its_lead() -> None:
              unit(0, 3, "Disadvantages: Higher total cost than cloud alone", 0.08)]
     elsewhere = unit(1, 4, "Latency Issues: Cannot control physical robots from the cloud", 0.2)
     scored = [title, *lines, elsewhere]
-    quoted = whole_section([lines[0], elsewhere], scored, question)
+    quoted = whole_section([lines[0], elsewhere], scored)
     assert [q.unit.kind for q in quoted] == ["passage", "item"]
     assert quoted[0].unit.text == ("Disadvantages: Requires managing two environments; Needs "
                                    "physical lab space; Higher total cost than cloud alone")
     assert quoted[0].probability == 0.30 and quoted[1] is elsewhere
     # nothing to add, a section over the word limit, or one of prose: the units stay
-    assert whole_section([lines[0], lines[1], lines[2]], scored, question)[0] is lines[0]
-    assert whole_section([lines[0]], scored, question, limit=10) == [lines[0]]
+    assert whole_section([lines[0], lines[1], lines[2]], scored)[0] is lines[0]
+    assert whole_section([lines[0]], scored, limit=10) == [lines[0]]
     # a quote from another short section is read whole too, once, within MAX_WORDS
     due = unit(2, 1, "Due: End of Week 7", 0.15)
     late = unit(2, 2, "Late Policy: 10% deduction per day", 0.14)
-    quoted = whole_section([lines[0], due], [*scored, due, late], question)
+    quoted = whole_section([lines[0], due], [*scored, due, late])
     assert [q.unit.text for q in quoted[1:]] == ["Due: End of Week 7; Late Policy: 10% "
                                                  "deduction per day"]
     essay = [unit(0, n, f"Sentence {n} of an essay on the hybrid lab.", 0.2, "prose")
              for n in range(1, 4)]
-    assert whole_section([essay[0]], [title, *essay], question) == [essay[0]]
+    assert whole_section([essay[0]], [title, *essay]) == [essay[0]]
 
 
 def test_a_passage_says_each_label_once_and_drops_a_list_of_the_labels() -> None:

@@ -27,7 +27,7 @@ API = [unit(0, 0, "Number validations", 0.05, HEADING),
 
 
 def test_the_lead_is_read_with_its_neighbours_in_the_books_order():
-    shown = fill_around(API, [API[3], API[5]], MAX_WORDS, "float above zero?")
+    shown = fill_around(API, [API[3], API[5]], MAX_WORDS)
     assert [s.unit.text for s in shown] == [s.unit.text for s in (*API[1:5], API[5])]
     assert API[0] not in shown  # the section's title is not a sentence of the answer
 
@@ -35,12 +35,12 @@ def test_the_lead_is_read_with_its_neighbours_in_the_books_order():
 def test_the_budget_takes_the_likeliest_neighbour_and_counts_one_before_for_less():
     lead = API[3]
     words = len(lead.unit.text.split())
-    after = fill_around(API, [lead], words + 7, "float above zero?")  # room for one of two
+    after = fill_around(API, [lead], words + 7)  # room for one of two
     assert after == [lead, API[4]]  # 0.25 after beats 0.20 before, never the budget
     assert 0.9 * BEFORE_SHARE > API[4].probability > API[2].probability * BEFORE_SHARE
     before_likelier = [*API[:2], unit(0, 2, "Declare gt and not just ge.", 0.9), *API[3:5]]
-    assert fill_around(before_likelier, [lead], words + 7, "q")[0].unit.position == 2
-    assert fill_around(API, [lead], words, "q") == [lead]  # no words to spare: as chosen
+    assert fill_around(before_likelier, [lead], words + 7)[0].unit.position == 2
+    assert fill_around(API, [lead], words) == [lead]  # no words to spare: as chosen
 
 
 GUIDE = [unit(0, 1, "Plain language is writing your audience can understand the first time.",
@@ -52,10 +52,10 @@ GUIDE = [unit(0, 1, "Plain language is writing your audience can understand the 
 
 def test_another_sections_quote_stays_after_the_lead_and_a_whole_passage_is_not_filled():
     other = unit(2, 4, "Avoid jargon.", 0.5)
-    shown = fill_around(GUIDE, [GUIDE[0], other], MAX_WORDS, "Is plain language required?")
+    shown = fill_around(GUIDE, [GUIDE[0], other], MAX_WORDS)
     assert shown == [*GUIDE, other]
     passage = unit(0, 0, " ".join(s.unit.text for s in GUIDE), 0.7, "passage")
-    assert fill_around(GUIDE, [passage], MAX_WORDS, "q") == [passage]
+    assert fill_around(GUIDE, [passage], MAX_WORDS) == [passage]
 
 
 def test_an_answer_names_what_was_read_around_its_quotes():
