@@ -72,6 +72,8 @@ X = "rag.answer.extractive"
 RULES = (
     Rule("window", "units next to the lead's quotes fill the answer's words (window.py)",
          (_set(X, "fill_around", _quoted),)),
+    Rule("restated", "a unit restating the question counts less (restated.py)",
+         (_set(X, "restated_shares", lambda _terms, _stems, texts: [1.0] * len(texts)),)),
     Rule("whole_section", "a quote's short section is read whole (passages.py)",
          (_set(X, "whole_section", _first),)),
     Rule("weak_support", "refuse when the best unit is weak and the quotes hold little of the "

@@ -59,6 +59,7 @@ from rag.answer.quotes import (
     prerequisites,
     section_terms,
 )
+from rag.answer.restated import restated_shares
 from rag.answer.shape import (
     asks_specific,
     compared_subjects,
@@ -139,7 +140,9 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
     features = unit_features(question, units, cosines, idf, priors, stems)
     if query_vector is None:  # no meaning to go by: let the words stand in for it
         features[:, 0] = features[:, 1] * 0.6
-    probabilities = unit_probabilities(features)
+    # a unit that restates the question says nothing new (rag.answer.restated)
+    probabilities = unit_probabilities(features) * restated_shares(
+        set(tokenize(question)), stems, [u.text for u in units])
     scored = [Scored(u, round(float(p), 6), frozenset(s))
               for u, p, s in zip(units, probabilities, stems, strict=True)]
     count = max(1, max_sentences)
