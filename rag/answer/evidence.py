@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag.answer.shape import compared_subjects, defines, question_subject
+from rag.answer.tuned import MAX_DEFINING, MAX_SOURCES
 from rag.book.quiz import Quiz, heading_ask
 from rag.book.sentences import COMMAND, HEADING, split_section
 from rag.index.lexical import tokenize
@@ -29,9 +30,6 @@ from rag.index.sentences import SentenceTable
 from rag.providers.base import Embedder
 from rag.retrieval.parts import is_entry
 from rag.types import Hit
-
-MAX_SOURCES = 8
-MAX_DEFINING = 2  # sections that define the question's subject, beyond MAX_SOURCES
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,13 @@ from rag.answer.shape import (
     compared_subjects,
     question_subject,
 )
+from rag.answer.tuned import (
+    CLOSE_SECTION,
+    COVERAGE_FLOOR,
+    MORE,
+    MORE_SHARE,
+    WEAK_SUPPORT,
+)
 from rag.answer.unit_scoring import (
     idf_weights,
     unit_cosines,
@@ -83,34 +90,6 @@ from rag.retrieval.parts import (
 from rag.types import Draft, Hit
 
 EXTRACTIVE = "extractive"
-# A best unit under WEAK_SUPPORT whose quotes hold under COVERAGE_FLOOR of the question's terms
-# (weighted by rarity: coverage()) names the question's topic, not its answer: "How much does a
-# Velodyne VLP-16 weigh?" quoted "3D LIDAR: Full 360° scanning (e.g., Velodyne, Ouster)". On the
-# development sets (data/eval/*.yaml but physical-ai-blind.yaml) this refuses 11 of the 20
-# answered out-of-scope questions, 7 wrong answers and 1 right one (of 146). WEAK_SUPPORT 0.25 ->
-# 0.20 on 2026-11-28, once blind3-5 had become development sets (434 in-scope questions, 133
-# out of scope): 4 more right answers (268 -> 272), no more false ones (5).
-COVERAGE_FLOOR, WEAK_SUPPORT = 0.25, 0.20
-# Both refusals above apply only while retrieval's first section is not this close in meaning
-# (its dense cosine) to the question: one that close says the book is about what the reader
-# asks, and a weak best unit then says the reader's words differ from the book's. "What's the
-# late penalty if I hand in the Gazebo project after the deadline?" was refused with "Late
-# Policy: 10% deduction per day, maximum 3 days late" as its best unit (probability 0.107,
-# section cosine 0.67). On the development sets (data/eval/*.yaml but the held-out
-# physical-ai-blind3.yaml) this answers 4 more questions right (173 -> 177 of 298) and no more
-# out-of-scope ones (11 of 93); any cut from 0.58 to 0.62 gives the same, 0.50 one more false
-# answer. On the held-out set it answered 2 more questions, neither right (10 of 30 either way).
-# 0.6 -> 0.55 on 2026-11-28 (434 development questions, with WEAK_SUPPORT 0.20): 272 -> 274
-# right, false answers unchanged at 5 of 133; 0.50 gives 275 and 5, 0.45 274 and 10, so the cut
-# keeps a margin below which topical out-of-scope questions get answered.
-CLOSE_SECTION = 0.55
-# Under an answer, the MORE units that scored next (not quoted, nor inside a quote) are shown as
-# more from the book, not as part of the answer, unless under MORE_SHARE of the leading unit's
-# probability. On the development sets the answer holds every key fact for 177 of 298
-# questions; the answer with the units shown under it for 225 (the answerer often ranks the
-# unit that holds a fact 4th to 6th). Showing no unit under a tenth of the lead's probability
-# costs none of them (2.8 units shown on average instead of 3); a fifth costs 6.
-MORE, MORE_SHARE = 3, 0.1
 Embed = Callable[[list[str]], np.ndarray]
 
 

@@ -10,13 +10,10 @@ import re
 
 from rag.answer.evidence import EvidenceUnit
 from rag.answer.quotes import MAX_WORDS, Scored, label_of, section_body
+from rag.answer.tuned import MAX_PROSE, SHORT_SECTION_WORDS
 from rag.book.lists import LABEL_WORDS
 from rag.book.sentences import PROSE
 
-# A section whose quotable text (its title aside) is this short, a list or table with at most
-# MAX_PROSE sentences of prose, is quoted whole when it holds a quote (whole_section).
-SHORT_SECTION_WORDS = 80
-MAX_PROSE = 2  # sentences of prose in such a section (a lead-in, a note): more make an essay
 PASSAGE = "passage"  # the kind of a short section quoted whole
 SENTENCE_END = re.compile(r"[.!?:;]$")  # a unit that needs no "; " after it
 

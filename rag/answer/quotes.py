@@ -17,30 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answer.evidence import EvidenceUnit, gives_definition
+from rag.answer.tuned import (
+    COVERAGE,
+    EXTRA_RELATIVE,
+    FAR_DISCOUNT,
+    FAR_RELATIVE,
+    MAX_WORDS,
+    NEAR,
+    SUPPORT_FLOOR,
+)
 from rag.book.lists import OWN_LABEL_RE
 from rag.book.sentences import HEADING
 from rag.index.lexical import tokenize
 from rag.retrieval.parts import named_parts, names_other_part, names_part, part_score, place_of
 from rag.types import Hit
-
-SUPPORT_FLOOR = 0.12  # below this probability the best unit does not answer: refuse
-# A unit near the best one (same section, within NEAR units) may join it from this share of the
-# best probability, one elsewhere from FAR_RELATIVE; among those, the next unit is the one whose
-# probability times (1 + COVERAGE x the share of the question's terms it adds) is highest, so
-# the second part of "what is X and why Y?" gets its sentence. Chosen on the labelled sets:
-# without coverage 0.437 / 0.500 of answers held every key fact, with it 0.529 / 0.547, and
-# nearby values (COVERAGE 3-5, EXTRA 0.10-0.15, NEAR 4-6) differ by under 0.03. A unit elsewhere
-# counts FAR_DISCOUNT of its score: it joins when nothing near the best unit comes close, as
-# when the book answers "what physics engine does Unity use, and how does it talk to ROS?" in two
-# chapters. With FAR_RELATIVE 0.9 and no discount (the former rule) 48/87 and 38/64 held every key
-# fact; with any FAR_RELATIVE 0.2-0.5 and FAR_DISCOUNT 0.3-0.5, 48/87 and 40/64. Chosen again on
-# 2026-11-28 once a quote's short section is read whole (whole_section) on the 434 development
-# questions: FAR_RELATIVE 0.4 -> 0.3 and FAR_DISCOUNT 0.4 -> 0.6 raise the answers holding every
-# key fact 277 -> 284 (false answers unchanged at 5 of 133, the sample book's at 53 of 87); the
-# grid from 0.2 to 0.4 and 0.5 to 1.0 gives 281-287, but from 0.2, or at 0.8, the sample book
-# loses one.
-EXTRA_RELATIVE, FAR_RELATIVE, NEAR, COVERAGE, FAR_DISCOUNT = 0.15, 0.30, 6, 3.0, 0.60
-MAX_WORDS = 110  # 1-3 units, but never a wall of text
 
 
 @dataclass(frozen=True)

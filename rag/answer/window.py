@@ -21,11 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.answer.quotes import Scored, section_body
-
-# The unit before the lead counts this share of its probability. From the window design of branch
-# answerer (2026-11-29, development sets of five books: 0.5-0.8 changed no book by more than one
-# answer).
-BEFORE_SHARE = 0.7
+from rag.answer.tuned import BEFORE_SHARE
 
 
 def fill_around(scored: Sequence[Scored], quoted: Sequence[Scored], budget: int) -> list[Scored]:

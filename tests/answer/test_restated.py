@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.restated import FLOOR, restated_shares
+from rag.answer.restated import restated_shares
+from rag.answer.tuned import RESTATED_FLOOR
 from rag.index.lexical import tokenize
 
 
@@ -19,7 +20,7 @@ def test_an_api_reference_setup_restating_the_problem_counts_less_than_its_fix()
     setup = "Each request would read the settings file again."
     fix = "Wrap the loader in a cache decorator, so the object is built the first time only."
     restated, answer = shares(question, setup, fix)
-    assert FLOOR <= restated < 1.0
+    assert RESTATED_FLOOR <= restated < 1.0
     assert answer == 1.0
 
 
