@@ -195,7 +195,7 @@ def extractive_draft(question: str, hits: Sequence[Hit], candidates: Sequence[Hi
 
 def more_units(scored: list[Scored], chosen: list[Scored], count: int = MORE
                ) -> tuple[tuple[str, int, float], ...]:
-    """The `count` quotable units that scored best after the quoted ones, best first (ties in
+    """The `count` units that scored best after the quoted ones, best first (ties in
     book order), as (text, source, probability); none that a quote holds or repeats, none of a
     section quoted whole (rag.answer.passages), nor one under MORE_SHARE of the leading unit's
     probability. With nothing `chosen` (a refusal), the units that came closest, under the same
