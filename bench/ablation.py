@@ -23,6 +23,7 @@ Nothing is asserted: it measures, as the other bench scripts do.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import subprocess
 import sys
@@ -40,7 +41,6 @@ from bench.quality import INDEX_ROOT  # noqa: E402
 
 def _set(module: str, name: str, value: Any) -> Callable[[], None]:
     def apply() -> None:
-        import importlib
         setattr(importlib.import_module(module), name, value)
     return apply
 
@@ -104,7 +104,8 @@ BY_NAME = {r.name: r for r in RULES}
 
 
 def run_variant(rule: str | None, index_root: Path, role: str) -> dict[str, Any]:
-    """bench/quality.py's book rows for `role` with `rule` off (None: as shipped), in a child."""
+    """bench/quality.py's book rows and macro row for `role`, `rule` off (None: as shipped),
+    measured in a child process."""
     command = [sys.executable, __file__, "--child", rule or "", "--index-root", str(index_root),
                "--role", role]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
@@ -118,20 +119,17 @@ def child(rule: str, index_root: Path, role: str) -> None:
     for off in (BY_NAME[rule].off if rule else ()):
         off()
     report = measure(ROLES[role], role, None, None, index_root)
-    rows = {r["book"]: {"right": r["right"], "n": r["n_in_scope"],
-                        "false": r["answered_out_of_scope"], "n_oos": r["n_out_of_scope"]}
-            for r in report["books"]}
-    print(json.dumps(rows))
+    print(json.dumps({"books": {r["book"]: r for r in report["books"]},
+                      "macro": report["macro"]}))
 
 
 def verdict(shipped: dict[str, Any], off: dict[str, Any]) -> tuple[float, float, str]:
-    """(macro facts on - off, macro out-of-scope answered off - on, earns its place?)."""
-    def macro(rows: dict[str, Any], key: str, whole: str) -> float:
-        shares = [r[key] / r[whole] for r in rows.values() if r[whole]]
-        return sum(shares) / len(shares) if shares else 0.0
-    gain = macro(shipped, "right", "n") - macro(off, "right", "n")
-    guard = macro(off, "false", "n_oos") - macro(shipped, "false", "n_oos")
-    costs = [b for b in shipped if off[b]["right"] - shipped[b]["right"] > 1]
+    """(macro facts on - off, macro out-of-scope answered off - on, earns its place?), from
+    bench/quality.py's macro row of each report."""
+    gain = shipped["macro"]["facts"] - off["macro"]["facts"]
+    guard = (off["macro"]["false"] or 0.0) - (shipped["macro"]["false"] or 0.0)
+    costs = [b for b, row in shipped["books"].items()
+             if off["books"][b]["right"] - row["right"] > 1]
     raises = gain > 0 or guard > 0
     if raises and not costs:
         word = "earns its place"
@@ -143,22 +141,24 @@ def verdict(shipped: dict[str, Any], off: dict[str, Any]) -> tuple[float, float,
 
 
 def _counts(row: dict[str, Any]) -> str:
-    return f"{row['right']}/{row['n']} / {row['false']}/{row['n_oos']}"
+    return (f"{row['right']}/{row['n_in_scope']} / "
+            f"{row['answered_out_of_scope']}/{row['n_out_of_scope']}")
 
 
 def _delta(off: dict[str, Any], on: dict[str, Any]) -> str:
-    return f"{off['right'] - on['right']:+d} / {off['false'] - on['false']:+d}"
+    return (f"{off['right'] - on['right']:+d} / "
+            f"{off['answered_out_of_scope'] - on['answered_out_of_scope']:+d}")
 
 
 def print_table(shipped: dict[str, Any], variants: dict[str, dict[str, Any]]) -> None:
-    books = list(shipped)
+    books = list(shipped["books"])
     print("rule".ljust(20) + "".join(f"{b[:16]:>20}" for b in books)
           + f"{'macro facts':>13}{'macro OOS':>11}  verdict")
     print("shipped".ljust(20) + "".join(
-        f"{_counts(r):>20}" for r in shipped.values()))
-    for name, rows in variants.items():
-        gain, guard, word = verdict(shipped, rows)
-        cells = "".join(f"{_delta(rows[b], shipped[b]):>20}" for b in books)
+        f"{_counts(r):>20}" for r in shipped["books"].values()))
+    for name, report in variants.items():
+        gain, guard, word = verdict(shipped, report)
+        cells = "".join(f"{_delta(report['books'][b], shipped['books'][b]):>20}" for b in books)
         print(name.ljust(20) + cells + f"{-gain:>+13.3f}{guard:>+11.3f}  {word}")
     print("\nA rule's row: answers holding every key fact / out-of-scope questions answered, "
           "with the rule off minus as shipped, per book; macro columns likewise.")
